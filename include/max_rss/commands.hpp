@@ -1,0 +1,29 @@
+// The command-line front end: each command registers its options on the CLI11
+// app and returns the action to run once parsing succeeded.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace max_rss::cli {
+
+// Runs after a successful parse; returns the process exit code.
+using Action = std::function<int()>;
+
+// `max_rss [OPTIONS] [--] COMMAND [ARGS...]`: options live on the top-level app.
+// after_dashdash: what followed the first "--" of the command line, if any (main()
+// splits it off so that nothing after it is ever parsed as max_rss's own).
+Action add_run_command(CLI::App& app, const std::optional<std::vector<std::string>>& after_dashdash);
+// `max_rss bench [OPTIONS] COMMAND...`
+Action add_bench_command(CLI::App& app);
+// `max_rss compare BASE NEW [--threshold 5%]`
+Action add_compare_command(CLI::App& app);
+
+// Builds the whole app and runs it; what main() calls.
+int main(int argc, char** argv);
+
+}  // namespace max_rss::cli

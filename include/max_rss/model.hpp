@@ -1,0 +1,120 @@
+// Plain data: what a traced run produced. No behaviour, no I/O, no ptrace.
+// Every size is in bytes, every time in seconds or nanoseconds as named.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace max_rss {
+
+// How a process or a run ended: exactly one of code/signal is set once it ended.
+struct ExitStatus {
+    std::optional<int> code;    // exit(code)
+    std::optional<int> signal;  // killed by this signal
+    bool core_dumped = false;
+
+    // The shell convention: code, or 128 + signal. 0 when unknown.
+    [[nodiscard]] int shell_code() const {
+        if (code) return *code;
+        if (signal) return 128 + *signal;
+        return 0;
+    }
+};
+
+// One snapshot of an address space, from /proc/<tid>/status and smaps_rollup.
+// Fields a source did not provide stay nullopt ("not measured", never 0).
+struct MemoryBreakdown {
+    // from status
+    std::optional<uint64_t> hwm_bytes;        // VmHWM: peak resident of this mm
+    std::optional<uint64_t> rss_bytes;        // VmRSS
+    std::optional<uint64_t> rss_anon_bytes;   // RssAnon
+    std::optional<uint64_t> rss_file_bytes;   // RssFile
+    std::optional<uint64_t> rss_shmem_bytes;  // RssShmem
+    std::optional<uint64_t> swap_bytes;       // VmSwap
+    // from smaps_rollup
+    std::optional<uint64_t> pss_bytes;
+    std::optional<uint64_t> pss_anon_bytes;
+    std::optional<uint64_t> pss_file_bytes;
+    std::optional<uint64_t> pss_shmem_bytes;
+    std::optional<uint64_t> private_bytes;    // Private_Clean + Private_Dirty
+    std::optional<uint64_t> shared_bytes;     // Shared_Clean + Shared_Dirty
+    std::optional<uint64_t> anonymous_bytes;  // Anonymous
+    std::optional<uint64_t> swap_pss_bytes;   // SwapPss
+};
+
+// What an exec started: shared between the images of forked children, which
+// keep running their parent's program until they exec themselves.
+struct Program {
+    std::vector<std::string> argv;
+    std::string exe;  // /proc/<pid>/exe after exec
+};
+
+// How an image came to be.
+enum class ImageOrigin {
+    Exec,         // a successful execve: the memory is the program's own
+    Fork,         // a fork child before (or without) exec: starts as a copy-on-write
+                  // copy of its parent; only what it added counts as its own
+    SharedMm,     // vfork / CLONE_VM child before exec: runs in its parent's mm,
+                  // owns no memory of its own
+};
+
+// One program image run by a process: from fork or exec to the next exec or exit.
+struct Image {
+    std::shared_ptr<const Program> program;
+    ImageOrigin origin = ImageOrigin::Exec;
+    // The image's own true peak. Exec: VmHWM at its last stop (execve entry or
+    // exit). Fork: max(VmHWM - inherited_rss_bytes, private at last stop).
+    // SharedMm: 0 (the memory belongs to the process whose mm it borrows).
+    uint64_t peak_rss_bytes = 0;
+    // Raw VmHWM as the kernel gave it (for Fork images this includes the
+    // parent's pages; it is what ru_maxrss is built from).
+    std::optional<uint64_t> hwm_bytes;
+    // Fork images: resident pages the child already had when it first stopped.
+    std::optional<uint64_t> inherited_rss_bytes;
+    bool measured = false;  // false: no stop of this image could be read
+    int64_t start_ns = 0;   // since the run started
+    int64_t end_ns = 0;
+};
+
+struct Process {
+    pid_t pid = 0;
+    pid_t ppid = 0;          // the process that created it (0 for the root)
+    uint64_t serial = 0;     // unique in a run; pids may be reused
+    uint32_t threads = 1;    // tasks ever seen in this thread group
+    std::optional<pid_t> shares_mm_with;  // CLONE_VM without exec: counted there
+    std::vector<Image> images;
+    // The process's own peak: the max over its images' peak_rss_bytes.
+    uint64_t peak_rss_bytes = 0;
+    std::optional<uint64_t> ru_maxrss_bytes;  // from wait4 when max_rss reaped it
+    ExitStatus exit;
+    MemoryBreakdown at_exit;  // at the final exit stop
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+    bool orphaned = false;  // outlived its parent and was reparented to max_rss
+};
+
+struct TreePeak {
+    uint64_t tree_bytes = 0;            // the headline figure
+    std::string method;                 // how tree_bytes was derived
+    uint64_t largest_process_bytes = 0; // max over processes of peak_rss_bytes
+    pid_t largest_pid = 0;
+    uint64_t sum_of_process_peaks_bytes = 0;  // the naive upper bound
+};
+
+struct RunResult {
+    std::vector<std::string> command;
+    ExitStatus exit;                 // the root process's
+    double wall_seconds = 0;
+    std::optional<uint64_t> ru_maxrss_bytes;  // wait4 of the root: what GNU time says
+    TreePeak peak;
+    std::vector<Process> processes;  // in order of creation; [0] is the root
+    std::vector<std::string> warnings;  // things the user should know (degraded, ...)
+    bool degraded = false;           // ptrace was unavailable: figures are partial
+};
+
+}  // namespace max_rss

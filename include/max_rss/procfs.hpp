@@ -1,0 +1,77 @@
+// Pure parsers for /proc text, plus one small file reader. No ptrace, no logging.
+// Parsers convert kB to bytes once, here, so nothing else handles kB.
+#pragma once
+
+#include <max_rss/model.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace max_rss::procfs {
+
+// The fields of /proc/<tid>/status that max_rss uses. Absent lines stay nullopt:
+// a task past exit_mm has no Vm lines at all, and that is "unknown", not 0.
+struct Status {
+    std::optional<pid_t> tgid;
+    std::optional<pid_t> ppid;
+    std::optional<uint32_t> threads;
+    std::optional<uint64_t> hwm_bytes;        // VmHWM
+    std::optional<uint64_t> rss_bytes;        // VmRSS
+    std::optional<uint64_t> rss_anon_bytes;   // RssAnon
+    std::optional<uint64_t> rss_file_bytes;   // RssFile
+    std::optional<uint64_t> rss_shmem_bytes;  // RssShmem
+    std::optional<uint64_t> swap_bytes;       // VmSwap
+};
+
+// The totals of /proc/<tid>/smaps_rollup, in bytes.
+struct SmapsRollup {
+    std::optional<uint64_t> rss_bytes;
+    std::optional<uint64_t> pss_bytes;
+    std::optional<uint64_t> pss_anon_bytes;
+    std::optional<uint64_t> pss_file_bytes;
+    std::optional<uint64_t> pss_shmem_bytes;
+    std::optional<uint64_t> shared_clean_bytes;
+    std::optional<uint64_t> shared_dirty_bytes;
+    std::optional<uint64_t> private_clean_bytes;
+    std::optional<uint64_t> private_dirty_bytes;
+    std::optional<uint64_t> anonymous_bytes;
+    std::optional<uint64_t> swap_bytes;
+    std::optional<uint64_t> swap_pss_bytes;
+};
+
+// Parses status text. Malformed lines are skipped (a field with a garbled value
+// stays nullopt rather than becoming a wrong number).
+Status parse_status(std::string_view text);
+
+// Parses smaps_rollup text; nullopt when it has no totals line at all.
+std::optional<SmapsRollup> parse_smaps_rollup(std::string_view text);
+
+// Parses /proc/<pid>/statm: resident pages times page_size_bytes.
+std::optional<uint64_t> parse_statm_resident_bytes(std::string_view text, uint64_t page_size_bytes);
+
+// Splits /proc/<pid>/cmdline (NUL-separated) into arguments.
+std::vector<std::string> parse_cmdline(std::string_view text);
+
+// Parses "<number> kB" (the value part of a status/smaps line) into bytes.
+std::optional<uint64_t> parse_kb_value(std::string_view value);
+
+// Copies the status and smaps figures into one breakdown (either may be absent).
+MemoryBreakdown make_breakdown(const std::optional<Status>& status,
+                               const std::optional<SmapsRollup>& smaps);
+
+// Reads a whole /proc file with one open and as few reads as needed. nullopt
+// when it cannot be opened or read (ESRCH, ENOENT, EACCES: the task is gone or
+// not ours); errno is left set for the caller to classify.
+std::optional<std::string> read_file(const char* path);
+
+// Convenience: read and parse /proc/<tid>/<name>.
+std::optional<Status> read_status(pid_t tid);
+std::optional<SmapsRollup> read_smaps_rollup(pid_t tid);
+std::optional<uint64_t> read_statm_resident_bytes(pid_t tid);
+std::vector<std::string> read_cmdline(pid_t pid);
+std::string read_exe(pid_t pid);
+
+}  // namespace max_rss::procfs

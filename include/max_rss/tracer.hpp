@@ -1,0 +1,41 @@
+// Runs a command under ptrace and measures every process of its tree.
+// Knows nothing of JSON, terminals or command-line options.
+#pragma once
+
+#include <max_rss/model.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace max_rss {
+
+struct TraceOptions {
+    std::vector<std::string> argv;  // argv[0] is looked up in PATH like execvp
+    // Forward SIGINT, SIGTERM, SIGHUP, SIGQUIT sent to max_rss (by kill(1), not
+    // by the terminal, which already signals the whole foreground group) to the
+    // root process. Installed for the duration of trace() only.
+    bool forward_signals = true;
+};
+
+// The command could not be started: not found (127) or not executable (126).
+struct LaunchError : std::runtime_error {
+    int exit_code;
+    LaunchError(const std::string& what, int code) : std::runtime_error(what), exit_code(code) {}
+};
+
+// max_rss itself failed (a system call that should not fail). Exit code 125.
+struct TracerError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Runs options.argv to completion of the whole tree (descendants that outlive
+// the root included) and returns what was measured. Throws LaunchError when
+// the program cannot be started, TracerError on max_rss's own failure; in both
+// cases nothing traced is left running.
+RunResult trace(const TraceOptions& options);
+
+// Derives result.peak from result.processes (pure; used by trace()).
+TreePeak compute_tree_peak(const std::vector<Process>& processes);
+
+}  // namespace max_rss

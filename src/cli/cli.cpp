@@ -1,0 +1,75 @@
+// Builds the command line (CLI11) and turns every failure into one line on
+// stderr with a documented exit code.
+#include <max_rss/commands.hpp>
+#include <max_rss/exit_codes.hpp>
+#include <max_rss/tracer.hpp>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <exception>
+#include <string_view>
+
+namespace max_rss::cli {
+
+int main(int argc, char** argv) {
+    // Logs go to stderr only: stdout belongs to the program and to `-o -`.
+    auto logger = spdlog::stderr_color_mt("max_rss");
+    logger->set_pattern("max_rss: %l: %v");
+    spdlog::set_default_logger(logger);
+    spdlog::set_level(spdlog::level::warn);
+
+    CLI::App app{
+        "max_rss: the true peak memory of a program and of every process it starts.\n"
+        "Runs COMMAND under ptrace, reads each process's peak (VmHWM) when it execs\n"
+        "and when it exits, and reports per-process and tree-wide peaks beside what\n"
+        "wait4's ru_maxrss (GNU time, hyperfine) would claim.",
+        "max_rss"};
+    app.set_version_flag("-V,--version", "max_rss " MAX_RSS_VERSION);
+    app.footer(
+        "Exit status: that of COMMAND (128+N if signal N killed it); 2 usage error;\n"
+        "3 over --budget; 125 max_rss failed; 126 COMMAND not executable; 127 not found.");
+    // Everything after the first "--" is COMMAND, untouched: `max_rss -- bench`
+    // runs a program called bench, and COMMAND's own options never reach CLI11.
+    std::optional<std::vector<std::string>> after_dashdash;
+    int own_argc = argc;
+    for (int i = 1; i < argc; ++i) {
+        if (std::string_view(argv[i]) == "--") {
+            own_argc = i;
+            after_dashdash.emplace(argv + i + 1, argv + argc);
+            break;
+        }
+    }
+    Action run = add_run_command(app, after_dashdash);
+    Action bench; // TODO(bench): = add_bench_command(app);
+    Action compare; // = add_compare_command(app);
+    try {
+        app.parse(own_argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "max_rss: %s\n", e.what());
+        std::fprintf(stderr, "Run 'max_rss --help' for usage.\n");
+        return exit_code::usage;
+    }
+    try {
+        for (const CLI::App* sub : app.get_subcommands()) {
+            if (sub->get_name() == "bench") return bench();
+            if (sub->get_name() == "compare") return compare();
+        }
+        return run();
+    } catch (const LaunchError& e) {
+        std::fprintf(stderr, "max_rss: %s\n", e.what());
+        return e.exit_code;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "max_rss: %s\n", e.what());
+        return exit_code::internal_error;
+    }
+}
+
+}  // namespace max_rss::cli

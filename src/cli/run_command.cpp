@@ -1,0 +1,99 @@
+// `max_rss [OPTIONS] -- COMMAND [ARGS...]`: trace one run, summarise, report.
+#include <max_rss/commands.hpp>
+#include <max_rss/console.hpp>
+#include <max_rss/exit_codes.hpp>
+#include <max_rss/export.hpp>
+#include <max_rss/report.hpp>
+#include <max_rss/size.hpp>
+#include <max_rss/tracer.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+namespace max_rss::cli {
+namespace {
+
+struct RunArgs {
+    std::vector<std::string> command;
+    std::string output;
+    bool quiet = false;
+    int verbose = 0;
+    std::string budget;
+};
+
+}  // namespace
+
+void apply_verbosity(int verbose) {
+    if (verbose >= 2) spdlog::set_level(spdlog::level::trace);
+    else if (verbose == 1) spdlog::set_level(spdlog::level::debug);
+}
+
+Action add_run_command(CLI::App& app, const std::optional<std::vector<std::string>>& after_dashdash) {
+    auto args = std::make_shared<RunArgs>();
+    app.add_option("-o,--output", args->output, "Write the JSON report to FILE ('-' = stdout)")
+        ->option_text("FILE");
+    app.add_flag("-q,--quiet", args->quiet, "Do not print the summary on stderr");
+    app.add_flag("-v,--verbose", args->verbose, "More log output on stderr (-vv: every ptrace stop)");
+    app.add_option("--budget", args->budget,
+                   "Fail (exit 3) when the tree peak exceeds SIZE, e.g. 512MiB, 1.5GiB, 300MB")
+        ->option_text("SIZE");
+    // Everything from the first positional on belongs to COMMAND, options included.
+    app.prefix_command();
+
+    return [args, &app, &after_dashdash]() -> int {
+        apply_verbosity(args->verbose);
+        // `max_rss prog a -- b`: prog's own "--" was split off by main(); put it back.
+        args->command = app.remaining();
+        if (after_dashdash) {
+            if (!args->command.empty()) args->command.push_back("--");
+            args->command.insert(args->command.end(), after_dashdash->begin(), after_dashdash->end());
+        }
+        if (args->command.empty()) {
+            std::fprintf(stderr, "max_rss: no COMMAND given\nRun 'max_rss --help' for usage.\n");
+            return exit_code::usage;
+        }
+        std::optional<uint64_t> budget;
+        if (!args->budget.empty()) {
+            budget = parse_size(args->budget);
+            if (!budget) {
+                std::fprintf(stderr, "max_rss: --budget: '%s' is not a size (try 512MiB, 1.5GiB, 300MB)\n",
+                             args->budget.c_str());
+                return exit_code::usage;
+            }
+        }
+        // Opened now, so an unwritable path fails before the program runs.
+        std::optional<ExportTarget> report;
+        if (!args->output.empty()) {
+            try {
+                report.emplace(args->output);
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "max_rss: %s\n", e.what());
+                return exit_code::usage;
+            }
+        }
+
+        TraceOptions options;
+        options.argv = args->command;
+        RunResult result = trace(options);
+
+        if (report) {
+            std::ostringstream json;
+            write_report_json(json, result);
+            report->write(json.str());
+        }
+        if (!args->quiet) std::fputs(format_summary(result).c_str(), stderr);
+        int code = result.exit.shell_code();
+        if (budget && result.peak.tree_bytes > *budget) {
+            std::fprintf(stderr, "max_rss: over budget: peak %s exceeds --budget %s\n",
+                         format_bytes(result.peak.tree_bytes).c_str(), format_bytes(*budget).c_str());
+            if (code == 0) code = exit_code::over_budget;
+        }
+        return code;
+    };
+}
+
+}  // namespace max_rss::cli

@@ -1,0 +1,216 @@
+#include <max_rss/procfs.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <cstdio>
+
+namespace max_rss::procfs {
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+}
+
+template <typename T>
+std::optional<T> parse_unsigned(std::string_view s) {
+    s = trim(s);
+    if (s.empty()) return std::nullopt;
+    T value{};
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
+    return value;
+}
+
+// Calls fn(key, value) for each "Key:<spaces>value" line.
+template <typename Fn>
+void for_each_field(std::string_view text, Fn&& fn) {
+    while (!text.empty()) {
+        size_t nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        size_t colon = line.find(':');
+        if (colon == std::string_view::npos || colon == 0) continue;
+        fn(line.substr(0, colon), line.substr(colon + 1));
+    }
+}
+
+std::optional<uint64_t> sum(std::optional<uint64_t> a, std::optional<uint64_t> b) {
+    if (!a || !b) return std::nullopt;
+    return *a + *b;
+}
+
+}  // namespace
+
+std::optional<uint64_t> parse_kb_value(std::string_view value) {
+    value = trim(value);
+    if (value.size() < 3 || value.substr(value.size() - 2) != "kB") return std::nullopt;
+    auto kb = parse_unsigned<uint64_t>(value.substr(0, value.size() - 2));
+    if (!kb || *kb > UINT64_MAX / 1024) return std::nullopt;
+    return *kb * 1024;
+}
+
+Status parse_status(std::string_view text) {
+    Status s;
+    for_each_field(text, [&](std::string_view key, std::string_view value) {
+        if (key == "Tgid") s.tgid = parse_unsigned<pid_t>(value);
+        else if (key == "PPid") s.ppid = parse_unsigned<pid_t>(value);
+        else if (key == "Threads") s.threads = parse_unsigned<uint32_t>(value);
+        else if (key == "VmHWM") s.hwm_bytes = parse_kb_value(value);
+        else if (key == "VmRSS") s.rss_bytes = parse_kb_value(value);
+        else if (key == "RssAnon") s.rss_anon_bytes = parse_kb_value(value);
+        else if (key == "RssFile") s.rss_file_bytes = parse_kb_value(value);
+        else if (key == "RssShmem") s.rss_shmem_bytes = parse_kb_value(value);
+        else if (key == "VmSwap") s.swap_bytes = parse_kb_value(value);
+    });
+    return s;
+}
+
+std::optional<SmapsRollup> parse_smaps_rollup(std::string_view text) {
+    // The first line is the "[rollup]" pseudo-mapping header; a text without it
+    // was truncated or is not smaps_rollup.
+    if (text.find("[rollup]") == std::string_view::npos) return std::nullopt;
+    SmapsRollup r;
+    bool any = false;
+    for_each_field(text, [&](std::string_view key, std::string_view value) {
+        std::optional<uint64_t>* field = nullptr;
+        if (key == "Rss") field = &r.rss_bytes;
+        else if (key == "Pss") field = &r.pss_bytes;
+        else if (key == "Pss_Anon") field = &r.pss_anon_bytes;
+        else if (key == "Pss_File") field = &r.pss_file_bytes;
+        else if (key == "Pss_Shmem") field = &r.pss_shmem_bytes;
+        else if (key == "Shared_Clean") field = &r.shared_clean_bytes;
+        else if (key == "Shared_Dirty") field = &r.shared_dirty_bytes;
+        else if (key == "Private_Clean") field = &r.private_clean_bytes;
+        else if (key == "Private_Dirty") field = &r.private_dirty_bytes;
+        else if (key == "Anonymous") field = &r.anonymous_bytes;
+        else if (key == "Swap") field = &r.swap_bytes;
+        else if (key == "SwapPss") field = &r.swap_pss_bytes;
+        if (field) {
+            *field = parse_kb_value(value);
+            any = any || field->has_value();
+        }
+    });
+    if (!any) return std::nullopt;
+    return r;
+}
+
+std::optional<uint64_t> parse_statm_resident_bytes(std::string_view text, uint64_t page_size_bytes) {
+    // "size resident shared text lib data dt"
+    text = trim(text);
+    size_t sp = text.find(' ');
+    if (sp == std::string_view::npos) return std::nullopt;
+    text = text.substr(sp + 1);
+    size_t end = text.find_first_of(" \n");
+    auto pages = parse_unsigned<uint64_t>(text.substr(0, end));
+    if (!pages || *pages > UINT64_MAX / page_size_bytes) return std::nullopt;
+    return *pages * page_size_bytes;
+}
+
+std::vector<std::string> parse_cmdline(std::string_view text) {
+    // Each argument ends with a NUL: "a\0\0" is {"a", ""}, "a\0" is {"a"}.
+    std::vector<std::string> args;
+    while (!text.empty()) {
+        size_t nul = text.find('\0');
+        args.emplace_back(text.substr(0, nul));
+        if (nul == std::string_view::npos) break;
+        text = text.substr(nul + 1);
+    }
+    return args;
+}
+
+MemoryBreakdown make_breakdown(const std::optional<Status>& status,
+                               const std::optional<SmapsRollup>& smaps) {
+    MemoryBreakdown b;
+    if (status) {
+        b.hwm_bytes = status->hwm_bytes;
+        b.rss_bytes = status->rss_bytes;
+        b.rss_anon_bytes = status->rss_anon_bytes;
+        b.rss_file_bytes = status->rss_file_bytes;
+        b.rss_shmem_bytes = status->rss_shmem_bytes;
+        b.swap_bytes = status->swap_bytes;
+    }
+    if (smaps) {
+        if (!b.rss_bytes) b.rss_bytes = smaps->rss_bytes;
+        b.pss_bytes = smaps->pss_bytes;
+        b.pss_anon_bytes = smaps->pss_anon_bytes;
+        b.pss_file_bytes = smaps->pss_file_bytes;
+        b.pss_shmem_bytes = smaps->pss_shmem_bytes;
+        b.private_bytes = sum(smaps->private_clean_bytes, smaps->private_dirty_bytes);
+        b.shared_bytes = sum(smaps->shared_clean_bytes, smaps->shared_dirty_bytes);
+        b.anonymous_bytes = smaps->anonymous_bytes;
+        b.swap_pss_bytes = smaps->swap_pss_bytes;
+        if (!b.swap_bytes) b.swap_bytes = smaps->swap_bytes;
+    }
+    return b;
+}
+
+std::optional<std::string> read_file(const char* path) {
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    std::string out;
+    char buf[4096];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            int saved = errno;
+            ::close(fd);
+            errno = saved;
+            return std::nullopt;
+        }
+        if (n == 0) break;
+        out.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return out;
+}
+
+namespace {
+std::optional<std::string> read_proc(pid_t pid, const char* name) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/%s", static_cast<int>(pid), name);
+    return read_file(path);
+}
+}  // namespace
+
+std::optional<Status> read_status(pid_t tid) {
+    auto text = read_proc(tid, "status");
+    if (!text) return std::nullopt;
+    return parse_status(*text);
+}
+
+std::optional<SmapsRollup> read_smaps_rollup(pid_t tid) {
+    auto text = read_proc(tid, "smaps_rollup");
+    if (!text) return std::nullopt;
+    return parse_smaps_rollup(*text);
+}
+
+std::optional<uint64_t> read_statm_resident_bytes(pid_t tid) {
+    static const uint64_t page_size = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    auto text = read_proc(tid, "statm");
+    if (!text) return std::nullopt;
+    return parse_statm_resident_bytes(*text, page_size);
+}
+
+std::vector<std::string> read_cmdline(pid_t pid) {
+    auto text = read_proc(pid, "cmdline");
+    if (!text) return {};
+    return parse_cmdline(*text);
+}
+
+std::string read_exe(pid_t pid) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/exe", static_cast<int>(pid));
+    char buf[PATH_MAX];
+    ssize_t n = ::readlink(path, buf, sizeof buf - 1);
+    if (n < 0) return {};
+    return std::string(buf, static_cast<size_t>(n));
+}
+
+}  // namespace max_rss::procfs

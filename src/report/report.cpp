@@ -1,0 +1,116 @@
+#include <max_rss/report.hpp>
+
+namespace max_rss {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+template <typename T>
+json opt(const std::optional<T>& v) {
+    return v ? json(*v) : json(nullptr);
+}
+
+double seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+const char* origin_name(ImageOrigin o) {
+    switch (o) {
+        case ImageOrigin::Exec: return "exec";
+        case ImageOrigin::Fork: return "fork";
+        case ImageOrigin::SharedMm: return "shared-mm";
+    }
+    return "unknown";
+}
+
+json exit_to_json(const ExitStatus& e) {
+    json j{{"code", opt(e.code)}, {"signal", opt(e.signal)}};
+    if (e.core_dumped) j["core_dumped"] = true;
+    return j;
+}
+
+json breakdown_to_json(const MemoryBreakdown& b) {
+    return json{
+        {"hwm_bytes", opt(b.hwm_bytes)},
+        {"rss_bytes", opt(b.rss_bytes)},
+        {"rss_anon_bytes", opt(b.rss_anon_bytes)},
+        {"rss_file_bytes", opt(b.rss_file_bytes)},
+        {"rss_shmem_bytes", opt(b.rss_shmem_bytes)},
+        {"pss_bytes", opt(b.pss_bytes)},
+        {"pss_anon_bytes", opt(b.pss_anon_bytes)},
+        {"pss_file_bytes", opt(b.pss_file_bytes)},
+        {"pss_shmem_bytes", opt(b.pss_shmem_bytes)},
+        {"private_bytes", opt(b.private_bytes)},
+        {"shared_bytes", opt(b.shared_bytes)},
+        {"anonymous_bytes", opt(b.anonymous_bytes)},
+        {"swap_bytes", opt(b.swap_bytes)},
+        {"swap_pss_bytes", opt(b.swap_pss_bytes)},
+    };
+}
+
+json image_to_json(const Image& img) {
+    json j{
+        {"argv", img.program ? json(img.program->argv) : json::array()},
+        {"exe", img.program ? json(img.program->exe) : json("")},
+        {"origin", origin_name(img.origin)},
+        {"peak_rss_bytes", img.peak_rss_bytes},
+        {"hwm_bytes", opt(img.hwm_bytes)},
+        {"measured", img.measured},
+        {"start_seconds", seconds(img.start_ns)},
+        {"end_seconds", seconds(img.end_ns)},
+    };
+    if (img.inherited_rss_bytes) j["inherited_rss_bytes"] = *img.inherited_rss_bytes;
+    return j;
+}
+
+}  // namespace
+
+nlohmann::ordered_json process_to_json(const Process& p) {
+    json images = json::array();
+    for (const auto& img : p.images) images.push_back(image_to_json(img));
+    json j{
+        {"pid", p.pid},
+        {"ppid", p.ppid},
+        {"serial", p.serial},
+        {"threads", p.threads},
+        {"peak_rss_bytes", p.peak_rss_bytes},
+        {"ru_maxrss_bytes", opt(p.ru_maxrss_bytes)},
+        {"exit", exit_to_json(p.exit)},
+        {"start_seconds", seconds(p.start_ns)},
+        {"end_seconds", seconds(p.end_ns)},
+        {"orphaned", p.orphaned},
+        {"shares_mm_with", opt(p.shares_mm_with)},
+        {"at_exit", breakdown_to_json(p.at_exit)},
+        {"images", std::move(images)},
+    };
+    return j;
+}
+
+void write_report_json(std::ostream& out, const RunResult& r) {
+    json head{
+        {"schema_version", kReportSchemaVersion},
+        {"kind", "run"},
+        {"tool", {{"name", "max_rss"}, {"version", MAX_RSS_VERSION}}},
+        {"command", r.command},
+        {"exit", exit_to_json(r.exit)},
+        {"wall_seconds", r.wall_seconds},
+        {"peak",
+         {{"tree_bytes", r.peak.tree_bytes},
+          {"method", r.peak.method},
+          {"largest_process_bytes", r.peak.largest_process_bytes},
+          {"largest_pid", r.peak.largest_pid},
+          {"sum_of_process_peaks_bytes", r.peak.sum_of_process_peaks_bytes}}},
+        {"ru_maxrss_bytes", opt(r.ru_maxrss_bytes)},
+        {"degraded", r.degraded},
+        {"warnings", r.warnings},
+        {"process_count", r.processes.size()},
+    };
+    // Dump the head without its closing brace, then stream the processes.
+    std::string text = head.dump(2);
+    text.resize(text.size() - 2);  // drop "\n}"
+    out << text << ",\n  \"processes\": [";
+    for (size_t i = 0; i < r.processes.size(); ++i) {
+        out << (i ? ",\n    " : "\n    ") << process_to_json(r.processes[i]).dump();
+    }
+    out << (r.processes.empty() ? "]\n}\n" : "\n  ]\n}\n");
+}
+
+}  // namespace max_rss

@@ -1,0 +1,210 @@
+#include <max_rss/exit_codes.hpp>
+#include <max_rss/launch.hpp>
+#include <max_rss/tracer.hpp>
+
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+
+namespace max_rss {
+namespace {
+
+// The filter: SECCOMP_RET_TRACE for execve/execveat (so the tracer sees the
+// old image before it is destroyed), ALLOW for everything else.
+struct Filter {
+    sock_filter code[16];
+    unsigned short len = 0;
+    void add(sock_filter f) { code[len++] = f; }
+};
+
+Filter build_exec_filter() {
+    Filter f;
+    const auto arch_off = static_cast<unsigned>(offsetof(seccomp_data, arch));
+    const auto nr_off = static_cast<unsigned>(offsetof(seccomp_data, nr));
+    f.add(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arch_off));
+#if defined(__x86_64__)
+    // [1] native x86-64?  [2] i386 compat?
+    f.add(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 4));
+    f.add(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, nr_off));
+    f.add(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 6, 0));
+    f.add(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 5, 0));
+    f.add(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+    f.add(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 0, 3));
+    f.add(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, nr_off));
+    f.add(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 11 /* i386 execve */, 1, 0));
+    f.add(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 358 /* i386 execveat */, 0, 1));
+    f.add(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE));
+    f.add(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+#else
+    f.add(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, nr_off));
+    f.add(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 1, 0));
+    f.add(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 0, 1));
+    f.add(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE));
+    f.add(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+#endif
+    return f;
+}
+
+enum class Record : int { SeccompFailed = 1, ExecFailed = 2 };
+
+// Async-signal-safe: only called in the child between fork and exec.
+void child_report(int fd, Record kind, int err) {
+    int msg[2] = {static_cast<int>(kind), err};
+    ssize_t ignored = ::write(fd, msg, sizeof msg);
+    (void)ignored;
+}
+
+[[noreturn]] void child_main(int go_fd, int report_fd, const sigset_t& original_mask,
+                             Filter& filter, const std::vector<std::string>& candidates,
+                             char* const* argv, char* const* sh_argv_tail) {
+    ::sigprocmask(SIG_SETMASK, &original_mask, nullptr);
+    char go = 0;
+    while (::read(go_fd, &go, 1) < 0 && errno == EINTR) {}
+    ::close(go_fd);
+    if (go == 'T') {
+        sock_fprog prog{filter.len, filter.code};
+        // Without CAP_SYS_ADMIN a filter needs NO_NEW_PRIVS. A non-root tracer
+        // already runs setuid programs without elevation, so nothing is lost.
+        if (::geteuid() != 0) ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0 &&
+            ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) {
+            child_report(report_fd, Record::SeccompFailed, errno);
+        }
+    } else if (go != 'U') {
+        _exit(exit_code::internal_error);
+    }
+    // execvp's rules: try each PATH candidate; EACCES is remembered, ENOENT
+    // and ENOTDIR move on, anything else stops; ENOEXEC runs /bin/sh FILE.
+    int err = ENOENT;
+    bool saw_eacces = false;
+    for (const auto& path : candidates) {
+        ::execv(path.c_str(), argv);
+        err = errno;
+        if (err == ENOEXEC) {
+            // sh_argv_tail is {"/bin/sh", path-placeholder, argv[1..], NULL}
+            char** sh = const_cast<char**>(sh_argv_tail);
+            sh[1] = const_cast<char*>(path.c_str());
+            ::execv("/bin/sh", sh);
+            err = errno;
+            break;
+        }
+        if (err == EACCES) saw_eacces = true;
+        else if (err != ENOENT && err != ENOTDIR) break;
+    }
+    if (saw_eacces && (err == ENOENT || err == ENOTDIR)) err = EACCES;
+    child_report(report_fd, Record::ExecFailed, err);
+    _exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
+}
+
+// execvp's candidate paths for name: name itself when it has a slash, else
+// each PATH directory (an empty entry means the current directory).
+std::vector<std::string> path_candidates(const std::string& name) {
+    if (name.find('/') != std::string::npos) return {name};
+    const char* path_env = std::getenv("PATH");
+    std::string path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (;;) {
+        size_t colon = path.find(':', start);
+        std::string dir = path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+        out.push_back((dir.empty() ? std::string(".") : dir) + "/" + name);
+        if (colon == std::string::npos) break;
+        start = colon + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::optional<std::string> find_in_path(const std::string& name) {
+    if (name.empty()) return std::nullopt;
+    std::optional<std::string> first_existing;
+    for (const auto& candidate : path_candidates(name)) {
+        struct stat st {};
+        if (::stat(candidate.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) continue;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+        if (!first_existing) first_existing = candidate;
+    }
+    return first_existing;
+}
+
+Launched launch(const std::vector<std::string>& argv_in, unsigned long ptrace_options) {
+    // Everything the child needs is built before fork: after fork only
+    // async-signal-safe calls are made.
+    const std::vector<std::string> candidates = path_candidates(argv_in.at(0));
+    std::vector<char*> argv;
+    for (const auto& a : argv_in) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    static char sh_path[] = "/bin/sh";
+    std::vector<char*> sh_argv{sh_path, nullptr};
+    for (size_t i = 1; i < argv_in.size(); ++i) sh_argv.push_back(const_cast<char*>(argv_in[i].c_str()));
+    sh_argv.push_back(nullptr);
+    Filter filter = build_exec_filter();
+
+    int go[2], report[2];
+    if (::pipe2(go, O_CLOEXEC) != 0) throw TracerError(std::string("pipe: ") + std::strerror(errno));
+    if (::pipe2(report, O_CLOEXEC) != 0) {
+        int saved = errno;
+        ::close(go[0]);
+        ::close(go[1]);
+        throw TracerError(std::string("pipe: ") + std::strerror(saved));
+    }
+    sigset_t all, original;
+    sigfillset(&all);
+    ::sigprocmask(SIG_SETMASK, &all, &original);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::close(go[1]);
+        ::close(report[0]);
+        child_main(go[0], report[1], original, filter, candidates, argv.data(), sh_argv.data());
+    }
+    int fork_errno = errno;
+    ::sigprocmask(SIG_SETMASK, &original, nullptr);
+    ::close(go[0]);
+    ::close(report[1]);
+    if (pid < 0) {
+        ::close(go[1]);
+        ::close(report[0]);
+        throw TracerError(std::string("fork: ") + std::strerror(fork_errno));
+    }
+    Launched l;
+    l.pid = pid;
+    l.report_fd = report[0];
+    if (::ptrace(PTRACE_SEIZE, pid, nullptr, ptrace_options) == 0) {
+        l.traced = true;
+    } else {
+        l.seize_errno = errno;
+    }
+    char go_byte = l.traced ? 'T' : 'U';
+    ssize_t ignored = ::write(go[1], &go_byte, 1);
+    (void)ignored;
+    ::close(go[1]);
+    return l;
+}
+
+LaunchReport read_launch_report(int report_fd) {
+    LaunchReport r;
+    int msg[2];
+    for (;;) {
+        ssize_t n = ::read(report_fd, msg, sizeof msg);
+        if (n < 0 && errno == EINTR) continue;
+        if (n != static_cast<ssize_t>(sizeof msg)) break;
+        if (msg[0] == static_cast<int>(Record::SeccompFailed)) r.seccomp_errno = msg[1];
+        if (msg[0] == static_cast<int>(Record::ExecFailed)) r.exec_errno = msg[1];
+    }
+    return r;
+}
+
+}  // namespace max_rss

@@ -1,0 +1,590 @@
+// The event loop: init(); while (dispatch(next_event())); finish();
+//
+// One place waits (wait4 on every task, blocking), one place resumes (resume()).
+// Every task is stopped by the kernel at the moments that matter for memory:
+//   - execve entry (our seccomp filter): the old image's VmHWM is read;
+//   - PTRACE_EVENT_EXIT, before exit_mm: the image's VmHWM and a breakdown;
+//   - a new task's first stop: a forked child's inherited resident size.
+// Nothing polls and nothing sleeps.
+#include <max_rss/launch.hpp>
+#include <max_rss/procfs.hpp>
+#include <max_rss/tracer.hpp>
+#include <max_rss/wait_status.hpp>
+
+#include <linux/sched.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace max_rss {
+namespace {
+
+constexpr unsigned long kPtraceOptions =
+    PTRACE_O_EXITKILL | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
+    PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACESECCOMP;
+
+int64_t monotonic_ns() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// --- Signal forwarding -------------------------------------------------------
+// The handler forwards straight to the root (kill is async-signal-safe). Signals
+// the terminal generated (si_code > 0) already reached the whole foreground
+// process group, the program included, so they are not sent twice.
+std::atomic<pid_t> g_forward_pid{0};
+std::atomic<int> g_pending_signal{0};
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+void forward_handler(int sig, siginfo_t* info, void*) {
+    if (info && info->si_code > 0) return;  // from the kernel/terminal
+    pid_t target = g_forward_pid.load();
+    if (target > 0) {
+        ::kill(target, sig);
+    } else {
+        g_pending_signal.store(sig);  // root gone: the loop forwards to the survivors
+    }
+}
+
+class SignalForwarding {
+public:
+    explicit SignalForwarding(bool enabled) : enabled_(enabled) {
+        if (!enabled_) return;
+        struct sigaction sa {};
+        sa.sa_sigaction = forward_handler;
+        sa.sa_flags = SA_SIGINFO;  // no SA_RESTART: wait4 returns EINTR
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < std::size(kForwardedSignals); ++i)
+            ::sigaction(kForwardedSignals[i], &sa, &saved_[i]);
+    }
+    ~SignalForwarding() {
+        g_forward_pid.store(0);
+        if (!enabled_) return;
+        for (size_t i = 0; i < std::size(kForwardedSignals); ++i)
+            ::sigaction(kForwardedSignals[i], &saved_[i], nullptr);
+    }
+    SignalForwarding(const SignalForwarding&) = delete;
+    SignalForwarding& operator=(const SignalForwarding&) = delete;
+
+private:
+    bool enabled_;
+    struct sigaction saved_[std::size(kForwardedSignals)] {};
+};
+
+// --- Clone flags ---------------------------------------------------------------
+// Which kind of child a fork/clone event made. The ptrace event alone does not
+// say: clone(CLONE_VM|SIGCHLD) is reported as a fork.
+struct CloneKind {
+    bool thread = false;     // CLONE_THREAD: a task of the same process
+    bool shares_mm = false;  // CLONE_VM without CLONE_THREAD: vfork, posix_spawn, clone_vm
+    bool known = true;
+};
+
+CloneKind decode_clone(pid_t parent, StopKind event, pid_t child) {
+    if (event == StopKind::Vfork) return {false, true, true};
+#if defined(__x86_64__)
+    user_regs_struct regs{};
+    if (::ptrace(PTRACE_GETREGS, parent, nullptr, &regs) == 0) {
+        uint64_t flags = 0;
+        switch (regs.orig_rax) {
+            case SYS_fork: return {false, false, true};
+            case SYS_vfork: return {false, true, true};
+            case SYS_clone: flags = regs.rdi; break;
+            case SYS_clone3: {
+                // struct clone_args starts with the u64 flags.
+                iovec local{&flags, sizeof flags};
+                iovec remote{reinterpret_cast<void*>(regs.rdi), sizeof flags};
+                if (::process_vm_readv(parent, &local, 1, &remote, 1, 0) != sizeof flags) flags = 0;
+                break;
+            }
+            default: flags = 0;
+        }
+        return {(flags & CLONE_THREAD) != 0, (flags & CLONE_VM) != 0 && !(flags & CLONE_THREAD), true};
+    }
+#endif
+    // Portable fallback: /proc says whether it is a thread, kcmp whether the mm is shared.
+    CloneKind k;
+    auto st = procfs::read_status(child);
+    auto pst = procfs::read_status(parent);
+    if (st && pst && st->tgid && pst->tgid) k.thread = *st->tgid == *pst->tgid;
+    else k.known = false;
+    if (!k.thread) {
+        constexpr int kKcmpVm = 1;
+        long same = ::syscall(SYS_kcmp, parent, child, kKcmpVm, 0, 0);
+        k.shares_mm = same == 0;
+    }
+    return k;
+}
+
+// --- Tracer state --------------------------------------------------------------------
+
+// A task (thread) the tracer follows.
+struct Task {
+    size_t process = 0;          // index into processes_
+    bool awaiting_first_stop = true;
+    bool exiting = false;        // has passed its PTRACE_EVENT_EXIT stop
+};
+
+// Tracer-side bookkeeping of a process, beside the model's Process.
+struct ProcessTrack {
+    uint32_t live_tasks = 0;     // tasks seen, not yet at their exit stop
+    bool reaped = false;
+    bool exec_seen = false;
+    bool final_read_done = false;
+    std::optional<size_t> parent;  // index of the creating process
+};
+
+class Tracer {
+public:
+    explicit Tracer(const TraceOptions& options) : options_(options) {}
+
+    RunResult run();
+
+private:
+    void dispatch(pid_t tid, WaitStatus ws, const rusage& ru);
+    void on_new_task_event(pid_t parent_tid, StopKind event);
+    void on_first_stop(pid_t tid, Task& task);
+    void on_exec(pid_t tid);
+    void on_exec_entry(pid_t tid, Task& task);
+    void on_exit_stop(pid_t tid, Task& task);
+    void on_reaped(pid_t tid, WaitStatus ws, const rusage& ru);
+    void adopt_held_tasks(pid_t exiting_tgid);
+    void forward_pending_signal();
+
+    size_t new_process(pid_t pid, pid_t ppid, ImageOrigin origin,
+                       std::shared_ptr<const Program> program, std::optional<pid_t> shares_mm_with);
+    void add_task(pid_t tid, size_t process_index);
+    // Reads VmHWM (and, on the final exit, the breakdown) of a stopped task into
+    // its process's current image.
+    void measure_image(pid_t tid, size_t process_index, bool final_exit);
+    void resume(pid_t tid, int sig = 0);
+    void listen(pid_t tid);
+    int64_t now() const { return monotonic_ns() - start_ns_; }
+    void kill_everything();
+
+    const TraceOptions& options_;
+    RunResult result_;
+    std::vector<ProcessTrack> track_;
+    std::unordered_map<pid_t, Task> tasks_;
+    std::unordered_map<pid_t, size_t> live_process_by_pid_;
+    // Tasks whose first stop came before their creator's fork/clone event:
+    // held stopped until the event says what they are.
+    std::unordered_set<pid_t> held_;
+    pid_t root_pid_ = 0;
+    int report_fd_ = -1;
+    int64_t start_ns_ = 0;
+    uint64_t next_serial_ = 1;
+};
+
+size_t Tracer::new_process(pid_t pid, pid_t ppid, ImageOrigin origin,
+                           std::shared_ptr<const Program> program,
+                           std::optional<pid_t> shares_mm_with) {
+    Process p;
+    p.pid = pid;
+    p.ppid = ppid;
+    p.serial = next_serial_++;
+    p.threads = 0;
+    p.start_ns = now();
+    p.shares_mm_with = shares_mm_with;
+    if (program) {
+        Image img;
+        img.program = std::move(program);
+        img.origin = origin;
+        img.start_ns = p.start_ns;
+        p.images.push_back(std::move(img));
+    }
+    result_.processes.push_back(std::move(p));
+    track_.emplace_back();
+    if (auto it = live_process_by_pid_.find(ppid); ppid != 0 && it != live_process_by_pid_.end())
+        track_.back().parent = it->second;
+    size_t index = result_.processes.size() - 1;
+    live_process_by_pid_[pid] = index;
+    return index;
+}
+
+void Tracer::add_task(pid_t tid, size_t process_index) {
+    tasks_[tid] = Task{process_index, true, false};
+    track_[process_index].live_tasks++;
+    result_.processes[process_index].threads++;
+}
+
+void Tracer::resume(pid_t tid, int sig) {
+    if (::ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig))) != 0) {
+        // ESRCH: the task vanished (SIGKILL); its death is reported by wait4.
+        if (errno != ESRCH) spdlog::debug("PTRACE_CONT {}: {}", tid, std::strerror(errno));
+    }
+}
+
+void Tracer::listen(pid_t tid) {
+    if (::ptrace(PTRACE_LISTEN, tid, nullptr, nullptr) != 0 && errno != ESRCH) {
+        spdlog::debug("PTRACE_LISTEN {}: {}", tid, std::strerror(errno));
+        resume(tid);
+    }
+}
+
+void Tracer::measure_image(pid_t tid, size_t process_index, bool final_exit) {
+    Process& proc = result_.processes[process_index];
+    if (proc.images.empty()) return;  // the root before its first exec: max_rss's own copy
+    Image& img = proc.images.back();
+    if (img.origin == ImageOrigin::SharedMm) {
+        // Its memory is the mm's owner's, measured at the owner's stops.
+        img.measured = true;
+        return;
+    }
+    auto status = procfs::read_status(tid);
+    if (!status || !status->hwm_bytes) {
+        spdlog::debug("pid {}: no VmHWM at stop (task gone?)", tid);
+        return;
+    }
+    img.hwm_bytes = std::max(img.hwm_bytes.value_or(0), *status->hwm_bytes);
+    std::optional<procfs::SmapsRollup> smaps;
+    // smaps_rollup walks the page tables: read it only where it is needed, on a
+    // stopped task (final breakdown; a forked child's private pages).
+    if (final_exit || img.origin == ImageOrigin::Fork) smaps = procfs::read_smaps_rollup(tid);
+    uint64_t peak = *img.hwm_bytes;
+    if (img.origin == ImageOrigin::Fork) {
+        // A forked child's VmHWM starts at its parent's resident size. Its own
+        // memory: what it added to that, or what is private to it now.
+        uint64_t inherited = img.inherited_rss_bytes.value_or(0);
+        uint64_t grown = peak > inherited ? peak - inherited : 0;
+        uint64_t private_now = 0;
+        if (smaps && smaps->private_clean_bytes && smaps->private_dirty_bytes)
+            private_now = *smaps->private_clean_bytes + *smaps->private_dirty_bytes;
+        peak = std::max(grown, private_now);
+    }
+    img.peak_rss_bytes = std::max(img.peak_rss_bytes, peak);
+    img.measured = true;
+    proc.peak_rss_bytes = std::max(proc.peak_rss_bytes, img.peak_rss_bytes);
+    if (final_exit) proc.at_exit = procfs::make_breakdown(status, smaps);
+}
+
+void Tracer::on_new_task_event(pid_t parent_tid, StopKind event) {
+    unsigned long msg = 0;
+    if (::ptrace(PTRACE_GETEVENTMSG, parent_tid, nullptr, &msg) != 0) {
+        resume(parent_tid);
+        return;
+    }
+    const auto child = static_cast<pid_t>(msg);
+    auto pit = tasks_.find(parent_tid);
+    if (pit == tasks_.end()) {
+        resume(parent_tid);
+        return;
+    }
+    const size_t parent_index = pit->second.process;
+    CloneKind kind = decode_clone(parent_tid, event, child);
+    resume(parent_tid);
+    if (tasks_.count(child)) return;  // already adopted (held, then resolved)
+
+    if (kind.thread) {
+        add_task(child, parent_index);
+    } else {
+        const Process& parent = result_.processes[parent_index];
+        auto program = parent.images.empty() ? nullptr : parent.images.back().program;
+        const ImageOrigin origin = kind.shares_mm ? ImageOrigin::SharedMm : ImageOrigin::Fork;
+        std::optional<pid_t> shares;
+        if (kind.shares_mm) shares = parent.shares_mm_with.value_or(parent.pid);
+        size_t index = new_process(child, parent.pid, origin, std::move(program), shares);
+        add_task(child, index);
+    }
+    if (held_.erase(child)) on_first_stop(child, tasks_[child]);
+}
+
+void Tracer::on_first_stop(pid_t tid, Task& task) {
+    task.awaiting_first_stop = false;
+    Process& proc = result_.processes[task.process];
+    if (tid == proc.pid && !proc.images.empty() && proc.images.back().origin == ImageOrigin::Fork) {
+        // Before the child runs a single instruction, its resident size is all
+        // inherited (copied page tables).
+        proc.images.back().inherited_rss_bytes = procfs::read_statm_resident_bytes(tid).value_or(0);
+    }
+    resume(tid);
+}
+
+void Tracer::on_exec_entry(pid_t tid, Task& task) {
+    // The old image is intact until the syscall runs: read its peak now. A
+    // failing execve (PATH search) just reads it again later.
+    measure_image(tid, task.process, false);
+    resume(tid);
+}
+
+void Tracer::on_exec(pid_t tid) {
+    unsigned long former = 0;
+    ::ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &former);
+    const auto former_tid = static_cast<pid_t>(former);
+    auto it = tasks_.find(former_tid != 0 ? former_tid : tid);
+    if (it == tasks_.end()) it = tasks_.find(tid);
+    if (it == tasks_.end()) {
+        resume(tid);
+        return;
+    }
+    const size_t index = it->second.process;
+    if (former_tid != 0 && former_tid != tid) {
+        // A non-leader thread exec'd: it took over the leader's tid. The old
+        // leader already reported its exit stop and will never be reaped.
+        tasks_.erase(former_tid);
+        tasks_[tid] = Task{index, false, false};
+        track_[index].live_tasks++;  // the leader's record is live again
+    }
+    Process& proc = result_.processes[index];
+    ProcessTrack& tr = track_[index];
+    const int64_t t = now();
+    if (!proc.images.empty()) proc.images.back().end_ns = t;
+    if (tid == root_pid_ && !tr.exec_seen && report_fd_ >= 0) {
+        auto report = read_launch_report(report_fd_);
+        ::close(report_fd_);
+        report_fd_ = -1;
+        if (report.seccomp_errno != 0) {
+            result_.warnings.push_back(std::string("could not stop at execve entry (seccomp: ") +
+                                       std::strerror(report.seccomp_errno) +
+                                       "): images replaced by exec are not measured");
+        }
+    }
+    tr.exec_seen = true;
+    proc.shares_mm_with.reset();  // exec gives the process its own mm
+    auto program = std::make_shared<Program>();
+    program->argv = procfs::read_cmdline(tid);
+    program->exe = procfs::read_exe(tid);
+    Image img;
+    img.program = std::move(program);
+    img.origin = ImageOrigin::Exec;
+    img.start_ns = t;
+    proc.images.push_back(std::move(img));
+    resume(tid);
+}
+
+void Tracer::on_exit_stop(pid_t tid, Task& task) {
+    if (!task.exiting) {
+        task.exiting = true;
+        ProcessTrack& tr = track_[task.process];
+        if (tr.live_tasks > 0) tr.live_tasks--;
+        // All threads share the mm, and VmHWM is the mm's: the last task to
+        // stop reads it (and the breakdown) once, for everyone.
+        if (tr.live_tasks == 0) {
+            measure_image(tid, task.process, true);
+            tr.final_read_done = true;
+        }
+    }
+    if (!held_.empty()) adopt_held_tasks(result_.processes[task.process].pid);
+    resume(tid);
+}
+
+// A task held at its first stop whose creator is exiting will never see its
+// creator's fork event (a SIGKILLed parent skips it): identify it from /proc.
+void Tracer::adopt_held_tasks(pid_t exiting_tgid) {
+    std::vector<pid_t> held(held_.begin(), held_.end());
+    for (pid_t tid : held) {
+        auto st = procfs::read_status(tid);
+        if (!st || !st->tgid) continue;
+        if (*st->tgid != tid) {
+            auto pit = live_process_by_pid_.find(*st->tgid);
+            if (pit == live_process_by_pid_.end()) continue;
+            add_task(tid, pit->second);
+        } else {
+            if (!st->ppid || *st->ppid != exiting_tgid) continue;
+            auto pit = live_process_by_pid_.find(exiting_tgid);
+            std::shared_ptr<const Program> program;
+            if (pit != live_process_by_pid_.end() && !result_.processes[pit->second].images.empty())
+                program = result_.processes[pit->second].images.back().program;
+            size_t index = new_process(tid, exiting_tgid, ImageOrigin::Fork, std::move(program), std::nullopt);
+            add_task(tid, index);
+        }
+        held_.erase(tid);
+        on_first_stop(tid, tasks_[tid]);
+    }
+}
+
+void Tracer::on_reaped(pid_t tid, WaitStatus ws, const rusage& ru) {
+    held_.erase(tid);
+    auto it = tasks_.find(tid);
+    if (it == tasks_.end()) return;
+    const size_t index = it->second.process;
+    const bool was_exiting = it->second.exiting;
+    tasks_.erase(it);
+    Process& proc = result_.processes[index];
+    ProcessTrack& tr = track_[index];
+    if (!was_exiting && tr.live_tasks > 0) tr.live_tasks--;  // died without an exit stop
+    if (tid != proc.pid) return;  // a thread; the leader is reported last
+
+    // The leader is reaped only once its whole thread group is gone.
+    tr.reaped = true;
+    proc.end_ns = now();
+    if (!proc.images.empty() && proc.images.back().end_ns == 0) proc.images.back().end_ns = proc.end_ns;
+    if (ws.kind() == StopKind::Exited) proc.exit.code = ws.code();
+    else {
+        proc.exit.signal = ws.signal();
+        proc.exit.core_dumped = ws.core_dumped();
+    }
+    proc.ru_maxrss_bytes = static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+    live_process_by_pid_.erase(proc.pid);
+    if (tid == root_pid_) {
+        g_forward_pid.store(0);
+        result_.exit = proc.exit;
+        result_.ru_maxrss_bytes = proc.ru_maxrss_bytes;
+        if (!tr.exec_seen && report_fd_ >= 0) {
+            auto report = read_launch_report(report_fd_);
+            ::close(report_fd_);
+            report_fd_ = -1;
+            if (report.exec_errno != 0) {
+                const int code = (report.exec_errno == ENOENT || report.exec_errno == ENOTDIR) ? 127 : 126;
+                throw LaunchError(options_.argv[0] + ": " +
+                                      (code == 127 ? std::string("command not found")
+                                                   : std::string(std::strerror(report.exec_errno))),
+                                  code);
+            }
+        }
+    }
+}
+
+void Tracer::dispatch(pid_t tid, WaitStatus ws, const rusage& ru) {
+    const StopKind kind = ws.kind();
+    if (spdlog::should_log(spdlog::level::trace)) spdlog::trace("{}: {}", tid, ws.describe());
+    if (ws.is_terminal()) {
+        on_reaped(tid, ws, ru);
+        return;
+    }
+    auto it = tasks_.find(tid);
+    if (it == tasks_.end()) {
+        if (kind == StopKind::EventStop || kind == StopKind::GroupStop) {
+            held_.insert(tid);  // first stop before the creator's event: hold it
+        } else {
+            resume(tid, kind == StopKind::SignalDelivery ? ws.signal() : 0);
+        }
+        return;
+    }
+    Task& task = it->second;
+    switch (kind) {
+        case StopKind::EventStop:
+            if (task.awaiting_first_stop) on_first_stop(tid, task);
+            else resume(tid);  // end of a LISTEN, or a stray INTERRUPT
+            return;
+        case StopKind::GroupStop:
+            if (task.awaiting_first_stop) task.awaiting_first_stop = false;
+            listen(tid);  // stays stopped, as it would untraced, until SIGCONT
+            return;
+        case StopKind::SignalDelivery:
+            resume(tid, ws.signal());  // re-inject exactly once
+            return;
+        case StopKind::Fork:
+        case StopKind::Vfork:
+        case StopKind::Clone:
+            on_new_task_event(tid, kind);
+            return;
+        case StopKind::Seccomp:
+            on_exec_entry(tid, task);
+            return;
+        case StopKind::Exec:
+            on_exec(tid);
+            return;
+        case StopKind::Exit:
+            on_exit_stop(tid, task);
+            return;
+        case StopKind::VforkDone:
+        case StopKind::SyscallStop:
+        case StopKind::Unknown:
+        default:
+            resume(tid);
+            return;
+    }
+}
+
+void Tracer::forward_pending_signal() {
+    int sig = g_pending_signal.exchange(0);
+    if (sig == 0) return;
+    // The root has gone; the survivors (daemons, orphans) get the signal.
+    for (const auto& [pid, index] : live_process_by_pid_) ::kill(pid, sig);
+}
+
+void Tracer::kill_everything() {
+    for (const auto& [tid, task] : tasks_) ::kill(tid, SIGKILL);
+    for (pid_t tid : held_) ::kill(tid, SIGKILL);
+    // Drain: every tracee reports its death to us (we trace them all).
+    int status = 0;
+    while (::waitpid(-1, &status, __WALL) > 0 || errno == EINTR) {
+    }
+}
+
+RunResult Tracer::run() {
+    if (options_.argv.empty()) throw TracerError("no command given");
+    result_.command = options_.argv;
+    // Orphaned descendants reparent to us and stay traced, so daemons are measured.
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    SignalForwarding forwarding(options_.forward_signals);
+    start_ns_ = monotonic_ns();
+    Launched launched = launch(options_.argv, kPtraceOptions);
+    root_pid_ = launched.pid;
+    report_fd_ = launched.report_fd;
+    g_forward_pid.store(root_pid_);
+    if (!launched.traced) {
+        ::kill(root_pid_, SIGKILL);
+        ::waitpid(root_pid_, nullptr, 0);
+        ::close(report_fd_);
+        throw TracerError(std::string("cannot trace the program (PTRACE_SEIZE: ") +
+                          std::strerror(launched.seize_errno) + ")");
+    }
+    // The root's image before its first exec is max_rss's own fork: not created.
+    size_t root_index = new_process(root_pid_, 0, ImageOrigin::Exec, nullptr, std::nullopt);
+    add_task(root_pid_, root_index);
+    tasks_[root_pid_].awaiting_first_stop = false;  // SEIZE: no initial stop
+
+    try {
+        for (;;) {
+            int status = 0;
+            rusage ru{};
+            pid_t tid = ::wait4(-1, &status, __WALL, &ru);
+            if (tid < 0) {
+                if (errno == EINTR) {
+                    forward_pending_signal();
+                    continue;
+                }
+                if (errno == ECHILD) break;
+                throw TracerError(std::string("wait4: ") + std::strerror(errno));
+            }
+            dispatch(tid, WaitStatus(status), ru);
+        }
+    } catch (...) {
+        kill_everything();
+        if (report_fd_ >= 0) ::close(report_fd_);
+        throw;
+    }
+    if (report_fd_ >= 0) ::close(report_fd_);
+    const int64_t end = now();
+    result_.wall_seconds = static_cast<double>(end) / 1e9;
+    for (size_t i = 0; i < result_.processes.size(); ++i) {
+        Process& p = result_.processes[i];
+        if (p.end_ns == 0) p.end_ns = end;
+        if (auto parent = track_[i].parent) p.orphaned = result_.processes[*parent].end_ns < p.end_ns;
+        for (auto& img : p.images)
+            if (img.end_ns == 0) img.end_ns = p.end_ns;
+        if (!p.images.empty() && std::none_of(p.images.begin(), p.images.end(),
+                                              [](const Image& image) { return image.measured; }))
+            result_.warnings.push_back("pid " + std::to_string(p.pid) + ": no stop could be measured");
+    }
+    result_.peak = compute_tree_peak(result_.processes);
+    return std::move(result_);
+}
+
+}  // namespace
+
+RunResult trace(const TraceOptions& options) {
+    Tracer tracer(options);
+    return tracer.run();
+}
+
+}  // namespace max_rss
