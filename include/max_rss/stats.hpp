@@ -1,0 +1,42 @@
+// Descriptive statistics over repeated measurements, and ratios between them.
+// Pure functions.
+#pragma once
+
+#include <max_rss/bench_model.hpp>
+
+#include <optional>
+#include <span>
+
+namespace max_rss {
+
+struct Summary {
+    double mean = 0;
+    double stddev = 0;  // sample standard deviation (n - 1); 0 when n < 2
+    double median = 0;  // for an even count, the mean of the middle two
+    double min = 0;
+    double max = 0;
+};
+
+// Summarizes values (in any order). An empty span gives all zeros.
+Summary summarize(std::span<const double> values);
+
+// The peak_bytes of every run of result (all zeros when it has no runs).
+Summary summarize_peak_bytes(const BenchResult& result);
+
+// The ru_maxrss_bytes of the runs that have one; nullopt when none has.
+std::optional<Summary> summarize_ru_maxrss_bytes(const BenchResult& result);
+
+// "A used value ± stddev times the memory of B".
+struct Ratio {
+    double value = 0;
+    double stddev = 0;
+};
+
+// numerator.mean / denominator.mean, with the uncertainty propagated from the
+// relative errors as hyperfine does for speed-ups:
+//   stddev = value * sqrt((σa/a)² + (σb/b)²)
+// A zero mean contributes no relative error (its stddev is 0 too for the
+// non-negative quantities measured here). nullopt when denominator.mean is 0.
+std::optional<Ratio> ratio(const Summary& numerator, const Summary& denominator);
+
+}  // namespace max_rss

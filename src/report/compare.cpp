@@ -1,0 +1,294 @@
+#include <max_rss/compare.hpp>
+
+#include <max_rss/size.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+
+namespace max_rss {
+namespace {
+
+constexpr uint64_t supported_schema_version = 1;
+
+[[noreturn]] void fail(std::string_view source, std::string_view message) {
+    throw ReportError(fmt::format("{}: {}", source, message));
+}
+
+bool is_shell_safe(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
+}
+
+std::string shell_quote(std::string_view word) {
+    if (!word.empty() && std::all_of(word.begin(), word.end(), is_shell_safe)) return std::string(word);
+    std::string quoted = "'";
+    for (char c : word) {
+        if (c == '\'') {
+            quoted += "'\\''";
+        } else {
+            quoted += c;
+        }
+    }
+    return quoted + "'";
+}
+
+// A JSON number as whole bytes: non-negative, finite, below 2^64.
+std::optional<uint64_t> byte_count(const nlohmann::json& value) {
+    if (value.is_number_unsigned()) return value.get<uint64_t>();
+    if (value.is_number_integer()) {
+        const auto integer = value.get<int64_t>();
+        if (integer < 0) return std::nullopt;
+        return static_cast<uint64_t>(integer);
+    }
+    if (value.is_number_float()) {
+        const double number = std::round(value.get<double>());
+        // 2^64 itself is exactly representable; anything from it up does not fit.
+        if (!std::isfinite(number) || number < 0 || number >= 18446744073709551616.0) return std::nullopt;
+        return static_cast<uint64_t>(number);
+    }
+    return std::nullopt;
+}
+
+const nlohmann::json* member(const nlohmann::json& object, const char* key) {
+    if (!object.is_object()) return nullptr;
+    const auto it = object.find(key);
+    return it == object.end() ? nullptr : &*it;
+}
+
+MeasuredPeak read_run_report(const nlohmann::json& report, std::string_view source) {
+    const nlohmann::json* command = member(report, "command");
+    if (command == nullptr || !command->is_array() || command->empty() ||
+        !std::all_of(command->begin(), command->end(), [](const nlohmann::json& word) { return word.is_string(); })) {
+        fail(source, "run report has no \"command\" array of strings");
+    }
+    const nlohmann::json* peak = member(report, "peak");
+    const nlohmann::json* tree_bytes = peak == nullptr ? nullptr : member(*peak, "tree_bytes");
+    const auto bytes = tree_bytes == nullptr ? std::nullopt : byte_count(*tree_bytes);
+    if (!bytes) fail(source, "run report has no \"peak.tree_bytes\" byte count");
+
+    MeasuredPeak measured;
+    measured.command = shell_join(command->get<std::vector<std::string>>());
+    measured.peak_bytes = *bytes;
+    return measured;
+}
+
+std::vector<MeasuredPeak> read_bench_report(const nlohmann::json& report, std::string_view source) {
+    if (const nlohmann::json* version = member(report, "schema_version")) {
+        const auto number = byte_count(*version);
+        if (number && *number > supported_schema_version) {
+            fail(source, fmt::format("bench report schema_version {} is newer than this max_rss supports ({})",
+                                     *number, supported_schema_version));
+        }
+    }
+    const nlohmann::json* results = member(report, "results");
+    if (results == nullptr || !results->is_array()) fail(source, "bench report has no \"results\" array");
+
+    std::vector<MeasuredPeak> measured;
+    for (size_t i = 0; i < results->size(); ++i) {
+        const nlohmann::json& result = (*results)[i];
+        const nlohmann::json* command = member(result, "command");
+        if (command == nullptr || !command->is_string()) {
+            fail(source, fmt::format("results[{}] has no \"command\" string", i));
+        }
+        const nlohmann::json* name = member(result, "name");
+        if (name != nullptr && !name->is_null() && !name->is_string()) {
+            fail(source, fmt::format("results[{}] has a \"name\" that is not a string", i));
+        }
+        const nlohmann::json* peak = member(result, "peak_bytes");
+        const nlohmann::json* median = peak == nullptr ? nullptr : member(*peak, "median");
+        const auto bytes = median == nullptr ? std::nullopt : byte_count(*median);
+        if (!bytes) fail(source, fmt::format("results[{}] has no \"peak_bytes.median\" byte count", i));
+
+        MeasuredPeak entry;
+        entry.command = command->get<std::string>();
+        if (name != nullptr && name->is_string()) entry.name = name->get<std::string>();
+        entry.peak_bytes = *bytes;
+        measured.push_back(std::move(entry));
+    }
+    return measured;
+}
+
+const std::string& label_of(const MeasuredPeak& measured) {
+    return measured.name.empty() ? measured.command : measured.name;
+}
+
+double relative_change(uint64_t before, uint64_t after) {
+    if (before == 0) return after == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+    return (static_cast<double>(after) - static_cast<double>(before)) / static_cast<double>(before);
+}
+
+// Terminal columns of UTF-8 text, counting each code point as one.
+size_t display_width(std::string_view text) {
+    return static_cast<size_t>(
+        std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+std::string pad_right(std::string_view text, size_t width) {
+    const size_t used = display_width(text);
+    return std::string(text) + std::string(width > used ? width - used : 0, ' ');
+}
+
+std::string pad_left(std::string_view text, size_t width) {
+    const size_t used = display_width(text);
+    return std::string(width > used ? width - used : 0, ' ') + std::string(text);
+}
+
+std::string format_change(double change) { return fmt::format("{:+.1f}%", change * 100.0); }
+
+// A threshold as the user would have typed it: 0.05 -> "+5%", 0.005 -> "+0.5%".
+std::string format_threshold(double threshold) {
+    // Rounding to 1e-4 percent hides binary noise (0.07 * 100 = 7.000000000000001).
+    return fmt::format("+{}%", std::round(threshold * 100.0 * 1e4) / 1e4);
+}
+
+}  // namespace
+
+std::string shell_join(std::span<const std::string> argv) {
+    std::string line;
+    for (const std::string& word : argv) {
+        if (!line.empty()) line += ' ';
+        line += shell_quote(word);
+    }
+    return line;
+}
+
+std::vector<MeasuredPeak> read_measurements(const nlohmann::json& report, std::string_view source) {
+    if (!report.is_object()) fail(source, "not a max_rss report (not a JSON object)");
+    const nlohmann::json* kind = member(report, "kind");
+    if (kind == nullptr) fail(source, "not a max_rss report (no \"kind\")");
+    if (!kind->is_string()) fail(source, "not a max_rss report (\"kind\" is not a string)");
+    const auto& kind_name = kind->get_ref<const std::string&>();
+    if (kind_name == "run") return {read_run_report(report, source)};
+    if (kind_name == "bench") return read_bench_report(report, source);
+    fail(source, fmt::format("unknown report kind {} (expected \"run\" or \"bench\")", kind->dump()));
+}
+
+std::vector<MeasuredPeak> parse_report(std::string_view text, std::string_view source) {
+    nlohmann::json report;
+    try {
+        report = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& error) {
+        // what() is "[json.exception.parse_error.101] parse error at ...": keep the part for humans.
+        std::string_view message = error.what();
+        if (const size_t bracket = message.find("] "); message.starts_with("[json.exception.") &&
+                                                        bracket != std::string_view::npos) {
+            message.remove_prefix(bracket + 2);
+        }
+        fail(source, fmt::format("not valid JSON: {}", message));
+    }
+    return read_measurements(report, source);
+}
+
+std::vector<MeasuredPeak> load_report(const std::string& path) {
+    const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+    if (!file) fail(path, fmt::format("cannot read: {}", std::strerror(errno)));
+    std::string text;
+    char buffer[65536];
+    for (;;) {
+        const size_t got = std::fread(buffer, 1, sizeof buffer, file.get());
+        text.append(buffer, got);
+        if (got < sizeof buffer) break;
+    }
+    // A directory opens fine and fails on read (EISDIR).
+    if (std::ferror(file.get())) fail(path, fmt::format("cannot read: {}", std::strerror(errno)));
+    return parse_report(text, path);
+}
+
+CompareResult compare_reports(std::span<const MeasuredPeak> base, std::span<const MeasuredPeak> after,
+                              double threshold) {
+    constexpr size_t unpaired = std::numeric_limits<size_t>::max();
+    std::vector<size_t> partner(base.size(), unpaired);  // index into after
+    std::vector<bool> after_used(after.size(), false);
+
+    // Commands first, over all entries, so a name match cannot take an entry
+    // that a later command would have matched exactly.
+    const auto pair_by = [&](auto&& same) {
+        for (size_t b = 0; b < base.size(); ++b) {
+            if (partner[b] != unpaired) continue;
+            for (size_t a = 0; a < after.size(); ++a) {
+                if (!after_used[a] && same(base[b], after[a])) {
+                    partner[b] = a;
+                    after_used[a] = true;
+                    break;
+                }
+            }
+        }
+    };
+    pair_by([](const MeasuredPeak& x, const MeasuredPeak& y) { return x.command == y.command; });
+    pair_by([](const MeasuredPeak& x, const MeasuredPeak& y) { return !x.name.empty() && x.name == y.name; });
+
+    CompareResult result;
+    result.threshold = threshold;
+    for (size_t b = 0; b < base.size(); ++b) {
+        if (partner[b] == unpaired) {
+            result.only_in_base.push_back(label_of(base[b]));
+            continue;
+        }
+        const MeasuredPeak& next = after[partner[b]];
+        CompareRow row;
+        row.label = label_of(base[b]);
+        row.base_command = base[b].command;
+        row.new_command = next.command;
+        row.before_bytes = base[b].peak_bytes;
+        row.after_bytes = next.peak_bytes;
+        row.change = relative_change(row.before_bytes, row.after_bytes);
+        row.regression = row.change > threshold;
+        result.any_regression = result.any_regression || row.regression;
+        result.rows.push_back(std::move(row));
+    }
+    for (size_t a = 0; a < after.size(); ++a) {
+        if (!after_used[a]) result.only_in_new.push_back(label_of(after[a]));
+    }
+    return result;
+}
+
+std::string format_compare_table(const CompareResult& result) {
+    std::string out;
+    if (!result.rows.empty()) {
+        struct Cells {
+            std::string label, before, after, change;
+            bool regression;
+        };
+        std::vector<Cells> table = {{"Command", "Before", "After", "Change", false}};
+        for (const CompareRow& row : result.rows) {
+            table.push_back({row.label, format_bytes(row.before_bytes), format_bytes(row.after_bytes),
+                             format_change(row.change), row.regression});
+        }
+        size_t label_width = 0, before_width = 0, after_width = 0, change_width = 0;
+        for (const Cells& cells : table) {
+            label_width = std::max(label_width, display_width(cells.label));
+            before_width = std::max(before_width, display_width(cells.before));
+            after_width = std::max(after_width, display_width(cells.after));
+            change_width = std::max(change_width, display_width(cells.change));
+        }
+        for (const Cells& cells : table) {
+            out += fmt::format("{}  {}  {}  {}{}\n", pad_right(cells.label, label_width),
+                               pad_left(cells.before, before_width), pad_left(cells.after, after_width),
+                               pad_left(cells.change, change_width), cells.regression ? "  regression" : "");
+        }
+        out += '\n';
+    }
+
+    const auto regressions = std::count_if(result.rows.begin(), result.rows.end(),
+                                           [](const CompareRow& row) { return row.regression; });
+    const std::string threshold = format_threshold(result.threshold);
+    if (regressions == 0) {
+        out += fmt::format("No regression above {}.\n", threshold);
+    } else {
+        out += fmt::format("{} regression{} above {}.\n", regressions, regressions == 1 ? "" : "s", threshold);
+    }
+    for (const std::string& label : result.only_in_base) out += fmt::format("Only in BASE: {}\n", label);
+    for (const std::string& label : result.only_in_new) out += fmt::format("Only in NEW: {}\n", label);
+    return out;
+}
+
+}  // namespace max_rss

@@ -1,0 +1,62 @@
+#include <max_rss/stats.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+namespace max_rss {
+
+Summary summarize(std::span<const double> values) {
+    Summary summary;
+    const size_t count = values.size();
+    if (count == 0) return summary;
+
+    std::vector<double> sorted(values.begin(), values.end());
+    std::sort(sorted.begin(), sorted.end());
+    summary.min = sorted.front();
+    summary.max = sorted.back();
+    summary.median = count % 2 == 1 ? sorted[count / 2]
+                                    : (sorted[count / 2 - 1] + sorted[count / 2]) / 2.0;
+    summary.mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(count);
+    if (count >= 2) {
+        double squares = 0;
+        for (double value : sorted) squares += (value - summary.mean) * (value - summary.mean);
+        summary.stddev = std::sqrt(squares / static_cast<double>(count - 1));
+    }
+    return summary;
+}
+
+Summary summarize_peak_bytes(const BenchResult& result) {
+    std::vector<double> values;
+    values.reserve(result.runs.size());
+    for (const BenchRun& run : result.runs) values.push_back(static_cast<double>(run.peak_bytes));
+    return summarize(values);
+}
+
+std::optional<Summary> summarize_ru_maxrss_bytes(const BenchResult& result) {
+    std::vector<double> values;
+    for (const BenchRun& run : result.runs) {
+        if (run.ru_maxrss_bytes) values.push_back(static_cast<double>(*run.ru_maxrss_bytes));
+    }
+    if (values.empty()) return std::nullopt;
+    return summarize(values);
+}
+
+namespace {
+
+double relative_error(const Summary& summary) {
+    return summary.mean == 0 ? 0.0 : summary.stddev / summary.mean;
+}
+
+}  // namespace
+
+std::optional<Ratio> ratio(const Summary& numerator, const Summary& denominator) {
+    if (denominator.mean == 0) return std::nullopt;
+    Ratio result;
+    result.value = numerator.mean / denominator.mean;
+    result.stddev = result.value * std::hypot(relative_error(numerator), relative_error(denominator));
+    return result;
+}
+
+}  // namespace max_rss
