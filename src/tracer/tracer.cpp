@@ -337,10 +337,11 @@ void Tracer::on_exec(pid_t tid) {
     const size_t index = it->second.process;
     if (former_tid != 0 && former_tid != tid) {
         // A non-leader thread exec'd: it took over the leader's tid. The old
-        // leader already reported its exit stop and will never be reaped.
+        // leader already reported its exit stop and will never be reaped; the
+        // live count is right as it is (the leader left it, the exec'ing
+        // thread is still in it).
         tasks_.erase(former_tid);
         tasks_[tid] = Task{index, false, false};
-        track_[index].live_tasks++;  // the leader's record is live again
     }
     Process& proc = result_.processes[index];
     ProcessTrack& tr = track_[index];

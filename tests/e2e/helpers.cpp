@@ -1,0 +1,178 @@
+#include "helpers.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace max_rss::test {
+
+std::string fixture(const std::string& name) { return std::string(MAX_RSS_FIXTURE_DIR) + "/" + name; }
+
+namespace {
+std::vector<char*> make_argv(const std::vector<std::string>& args) {
+    std::vector<char*> argv;
+    static std::string bin = MAX_RSS_BIN;
+    argv.push_back(bin.data());
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    return argv;
+}
+int shell_code(int status) {
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return -1;
+}
+}  // namespace
+
+Output run_max_rss(const std::vector<std::string>& args, const std::string& stdin_text,
+                   double timeout_seconds) {
+    int in[2], out[2], err[2];
+    REQUIRE(pipe2(in, O_CLOEXEC) == 0);
+    REQUIRE(pipe2(out, O_CLOEXEC) == 0);
+    REQUIRE(pipe2(err, O_CLOEXEC) == 0);
+    auto argv = make_argv(args);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        execv(argv[0], argv.data());
+        _exit(121);
+    }
+    close(in[0]);
+    close(out[1]);
+    close(err[1]);
+    // Feed stdin and drain both outputs without deadlocking on full pipes.
+    size_t written = 0;
+    if (stdin_text.empty()) {
+        close(in[1]);
+        in[1] = -1;
+    }
+    Output result;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+    int open_fds = 2;
+    char buf[65536];
+    while (open_fds > 0 || in[1] >= 0) {
+        pollfd fds[3];
+        nfds_t n = 0;
+        if (out[0] >= 0) fds[n++] = {out[0], POLLIN, 0};
+        if (err[0] >= 0) fds[n++] = {err[0], POLLIN, 0};
+        if (in[1] >= 0) fds[n++] = {in[1], POLLOUT, 0};
+        int r = poll(fds, n, 200);
+        if (std::chrono::steady_clock::now() > deadline) {
+            kill(pid, SIGKILL);
+            FAIL("max_rss did not finish within the timeout");
+        }
+        if (r <= 0) continue;
+        for (nfds_t i = 0; i < n; ++i) {
+            if (!fds[i].revents) continue;
+            if (fds[i].fd == in[1]) {
+                ssize_t w = write(in[1], stdin_text.data() + written, stdin_text.size() - written);
+                if (w > 0) written += static_cast<size_t>(w);
+                if (w < 0 || written == stdin_text.size()) {
+                    close(in[1]);
+                    in[1] = -1;
+                }
+                continue;
+            }
+            ssize_t got = read(fds[i].fd, buf, sizeof buf);
+            if (got <= 0) {
+                close(fds[i].fd);
+                if (fds[i].fd == out[0]) out[0] = -1;
+                else err[0] = -1;
+                --open_fds;
+            } else {
+                (fds[i].fd == out[0] ? result.out : result.err).append(buf, static_cast<size_t>(got));
+            }
+        }
+    }
+    result.exit_code = wait_exit_code(pid, timeout_seconds);
+    return result;
+}
+
+pid_t spawn_max_rss(const std::vector<std::string>& args, const std::string& stdout_path,
+                    const std::string& stderr_path) {
+    auto argv = make_argv(args);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        int o = open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int devnull = open("/dev/null", O_RDONLY);
+        dup2(devnull, 0);
+        dup2(o, 1);
+        dup2(e, 2);
+        execv(argv[0], argv.data());
+        _exit(121);
+    }
+    return pid;
+}
+
+int wait_exit_code(pid_t pid, double timeout_seconds) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+    for (;;) {
+        int status = 0;
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) return shell_code(status);
+        if (r < 0) return -1;
+        if (std::chrono::steady_clock::now() > deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            FAIL("process " << pid << " did not finish within the timeout");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+}
+
+std::vector<pid_t> children_of(pid_t pid) {
+    std::vector<pid_t> out;
+    std::string dir = "/proc/" + std::to_string(pid) + "/task/";
+    std::ifstream tasks_probe(dir + std::to_string(pid) + "/children");
+    // Threads may have children too; the leader's list is enough for our fixtures.
+    pid_t c;
+    while (tasks_probe >> c) out.push_back(c);
+    return out;
+}
+
+char process_state(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(in, line)) return '?';
+    auto close_paren = line.rfind(')');
+    if (close_paren == std::string::npos || close_paren + 2 >= line.size()) return '?';
+    return line[close_paren + 2];
+}
+
+std::string read_text_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::string temp_path(const std::string& name) {
+    return "/tmp/max_rss_test_" + std::to_string(getpid()) + "_" + name;
+}
+
+const Process* find_process(const RunResult& result, const std::string& name) {
+    for (const auto& p : result.processes) {
+        if (p.images.empty() || !p.images.back().program || p.images.back().program->argv.empty()) continue;
+        const std::string& argv0 = p.images.back().program->argv[0];
+        if (argv0.size() >= name.size() && argv0.compare(argv0.size() - name.size(), name.size(), name) == 0)
+            return &p;
+    }
+    return nullptr;
+}
+
+}  // namespace max_rss::test

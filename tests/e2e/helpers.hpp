@@ -1,0 +1,46 @@
+// Test helpers: fixture paths, and running the max_rss binary as a user would.
+#pragma once
+
+#include <max_rss/model.hpp>
+
+#include <string>
+#include <vector>
+
+namespace max_rss::test {
+
+inline constexpr uint64_t MiB = 1024 * 1024;
+
+// Path of a fixture program built by tests/fixtures/CMakeLists.txt.
+std::string fixture(const std::string& name);
+
+inline double mib(uint64_t bytes) { return static_cast<double>(bytes) / MiB; }
+
+struct Output {
+    int exit_code = -1;       // max_rss's exit status (128+N if a signal killed it)
+    std::string out;          // its stdout
+    std::string err;          // its stderr
+};
+
+// Runs the max_rss binary with args, feeding stdin_text on its stdin.
+// A run longer than timeout_seconds is killed and fails the test.
+Output run_max_rss(const std::vector<std::string>& args, const std::string& stdin_text = "",
+                   double timeout_seconds = 60);
+
+// Starts max_rss in the background with stdout/stderr to the given files.
+pid_t spawn_max_rss(const std::vector<std::string>& args, const std::string& stdout_path,
+                    const std::string& stderr_path);
+// Waits for pid; returns its shell-style exit status.
+int wait_exit_code(pid_t pid, double timeout_seconds = 60);
+
+// The processes whose parent is pid (from /proc/<pid>/task/*/children).
+std::vector<pid_t> children_of(pid_t pid);
+// The one-letter state of pid from /proc/<pid>/stat ('?' when gone).
+char process_state(pid_t pid);
+
+std::string read_text_file(const std::string& path);
+std::string temp_path(const std::string& name);
+
+// The process of result whose last image's argv[0] ends with name.
+const Process* find_process(const RunResult& result, const std::string& name);
+
+}  // namespace max_rss::test

@@ -1,0 +1,208 @@
+// The tracer on fixture programs whose true peak is known. Tolerances: a
+// fixture program's own baseline is about 1.1-1.3 MiB on top of what it
+// touches, and VmHWM may read a few hundred KiB low (per-CPU counters, see
+// docs/how-it-works.md), so "N MiB" is asserted as [N - 0.5, N + 2.5] MiB.
+#include "helpers.hpp"
+
+#include <max_rss/tracer.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <csignal>
+
+using namespace max_rss;
+using namespace max_rss::test;
+
+namespace {
+RunResult run(std::vector<std::string> argv) {
+    TraceOptions options;
+    options.argv = std::move(argv);
+    return trace(options);
+}
+#define CHECK_MIB_NEAR(bytes, n) CHECK_THAT(mib(bytes), Catch::Matchers::WithinAbs((n) + 1.0, 1.5))
+}  // namespace
+
+TEST_CASE("touch 100 MiB and exit: tree peak 100 to 102.5 MiB", "[tracer]") {
+    auto r = run({fixture("touch"), "100"});
+    CHECK(r.exit.code == 0);
+    REQUIRE(r.processes.size() == 1);
+    CHECK(mib(r.peak.tree_bytes) >= 100.0);
+    CHECK(mib(r.peak.tree_bytes) <= 102.5);
+    CHECK(r.processes[0].images.size() == 1);
+    CHECK(r.processes[0].images[0].program->argv == std::vector<std::string>{fixture("touch"), "100"});
+    REQUIRE(r.ru_maxrss_bytes);
+    CHECK_MIB_NEAR(*r.ru_maxrss_bytes, 100);
+    // The final breakdown comes from the exit stop, before exit_mm.
+    REQUIRE(r.processes[0].at_exit.pss_bytes);
+    CHECK_MIB_NEAR(*r.processes[0].at_exit.anonymous_bytes, 100);
+}
+
+TEST_CASE("a peak freed before exit is still the peak", "[tracer]") {
+    auto r = run({fixture("touch_free_touch"), "200", "10"});
+    CHECK_MIB_NEAR(r.peak.tree_bytes, 200);
+    // What a reading of RSS at exit would have said:
+    REQUIRE(r.processes[0].at_exit.rss_bytes);
+    CHECK(mib(*r.processes[0].at_exit.rss_bytes) < 15);
+}
+
+TEST_CASE("4 threads each touching 50 MiB, freed before exit: 200 MiB", "[tracer]") {
+    auto r = run({fixture("threads_touch"), "4", "50"});
+    REQUIRE(r.processes.size() == 1);  // threads are counted, not listed
+    CHECK(r.processes[0].threads == 5);
+    CHECK_MIB_NEAR(r.peak.tree_bytes, 200);
+}
+
+TEST_CASE("touch 200 MiB then exec a 10 MiB program: one process, two images", "[tracer]") {
+    auto r = run({fixture("touch_exec"), "200", fixture("touch"), "10"});
+    REQUIRE(r.processes.size() == 1);
+    const auto& images = r.processes[0].images;
+    REQUIRE(images.size() == 2);
+    CHECK(images[0].program->argv[0] == fixture("touch_exec"));
+    CHECK(images[1].program->argv == std::vector<std::string>{fixture("touch"), "10"});
+    CHECK(images[1].program->exe == fixture("touch"));
+    CHECK_MIB_NEAR(images[0].peak_rss_bytes, 200);
+    CHECK_MIB_NEAR(images[1].peak_rss_bytes, 10);
+    CHECK_MIB_NEAR(r.peak.tree_bytes, 200);
+    CHECK(images[0].end_ns == images[1].start_ns);
+}
+
+TEST_CASE("a 300 MiB parent fork+execs a tiny program: the child is tiny, ru_maxrss is not",
+          "[tracer]") {
+    auto r = run({fixture("fork_exec"), "300", fixture("exit_code"), "0"});
+    REQUIRE(r.processes.size() == 2);
+    const Process& child = r.processes[1];
+    CHECK(child.ppid == r.processes[0].pid);
+    REQUIRE(child.images.size() == 2);
+    CHECK(child.images[0].origin == ImageOrigin::Fork);
+    CHECK(mib(child.images[0].peak_rss_bytes) < 5);   // its own, not the inherited copy
+    REQUIRE(child.images[0].hwm_bytes);
+    CHECK(mib(*child.images[0].hwm_bytes) > 295);       // what the kernel counted for it
+    CHECK(mib(child.images[1].peak_rss_bytes) < 5);
+    CHECK(mib(child.peak_rss_bytes) < 5);
+    REQUIRE(child.ru_maxrss_bytes);
+    CHECK(mib(*child.ru_maxrss_bytes) > 295);           // the inherited figure GNU time shows
+    CHECK_MIB_NEAR(r.processes[0].peak_rss_bytes, 300);
+    CHECK(mib(r.peak.tree_bytes) < 306);
+}
+
+TEST_CASE("vfork and posix_spawn children own no memory before exec", "[tracer]") {
+    for (const char* launcher : {"vfork_exec", "posix_spawn_exec"}) {
+        INFO(launcher);
+        auto r = run({fixture(launcher), "200", fixture("touch"), "10"});
+        REQUIRE(r.processes.size() == 2);
+        const Process& child = r.processes[1];
+        REQUIRE(child.images.size() == 2);
+        CHECK(child.images[0].origin == ImageOrigin::SharedMm);
+        CHECK(child.images[0].peak_rss_bytes == 0);
+        CHECK_MIB_NEAR(child.images[1].peak_rss_bytes, 10);
+        CHECK_MIB_NEAR(r.processes[0].peak_rss_bytes, 200);
+        CHECK(mib(r.peak.tree_bytes) < 214);
+    }
+}
+
+TEST_CASE("a forked worker that never execs is charged what it added", "[tracer]") {
+    auto r = run({fixture("fork_worker"), "100", "50"});
+    REQUIRE(r.processes.size() == 2);
+    const Process& worker = r.processes[1];
+    CHECK_MIB_NEAR(worker.peak_rss_bytes, 50);
+    REQUIRE(worker.images[0].hwm_bytes);
+    CHECK(mib(*worker.images[0].hwm_bytes) > 149);
+    CHECK_MIB_NEAR(r.peak.tree_bytes, 150);
+}
+
+TEST_CASE("clone(CLONE_VM) children are counted once with the mm they share", "[tracer]") {
+    auto r = run({fixture("clone_vm"), "100"});
+    REQUIRE(r.processes.size() == 2);
+    REQUIRE(r.processes[1].shares_mm_with);
+    CHECK(*r.processes[1].shares_mm_with == r.processes[0].pid);
+    CHECK(r.processes[1].peak_rss_bytes == 0);
+    CHECK_MIB_NEAR(r.processes[0].peak_rss_bytes, 100);
+    CHECK_MIB_NEAR(r.peak.tree_bytes, 100);
+}
+
+TEST_CASE("exec from a non-leader thread keeps one process with two images", "[tracer]") {
+    auto r = run({fixture("exec_thread"), "100", fixture("touch"), "10"});
+    REQUIRE(r.processes.size() == 1);
+    const auto& images = r.processes[0].images;
+    REQUIRE(images.size() == 2);
+    CHECK_MIB_NEAR(images[0].peak_rss_bytes, 100);
+    CHECK_MIB_NEAR(images[1].peak_rss_bytes, 10);
+    CHECK(r.exit.code == 0);
+}
+
+TEST_CASE("a program SIGKILLed after touching 100 MiB: signal 9 and the right peak", "[tracer]") {
+    auto r = run({fixture("self_kill"), "100"});
+    CHECK(r.exit.signal == SIGKILL);
+    CHECK_FALSE(r.exit.code);
+    CHECK(r.exit.shell_code() == 137);
+    CHECK(mib(r.peak.tree_bytes) >= 100.0);
+    CHECK(mib(r.peak.tree_bytes) <= 102.5);
+}
+
+TEST_CASE("2,000 short-lived children: 2,001 processes in the report", "[tracer]") {
+    auto r = run({fixture("many_children"), "2000"});
+    CHECK(r.exit.code == 0);
+    REQUIRE(r.processes.size() == 2001);
+    size_t exited_zero = 0;
+    for (size_t i = 1; i < r.processes.size(); ++i) {
+        const Process& p = r.processes[i];
+        if (p.exit.code == 0 && p.ppid == r.processes[0].pid) ++exited_zero;
+    }
+    CHECK(exited_zero == 2000);
+    CHECK(mib(r.peak.tree_bytes) < 10);
+}
+
+TEST_CASE("children holding memory one after another are not summed", "[tracer]") {
+    auto r = run({fixture("children_touch"), "sequential", "4", "50"});
+    REQUIRE(r.processes.size() == 5);
+    CHECK(mib(r.peak.tree_bytes) >= 50);
+    CHECK(mib(r.peak.tree_bytes) <= 54);
+    CHECK(mib(r.peak.sum_of_process_peaks_bytes) >= 200);
+}
+
+TEST_CASE("children holding memory at the same time are summed", "[tracer]") {
+    auto r = run({fixture("children_touch"), "concurrent", "4", "50"});
+    REQUIRE(r.processes.size() == 5);
+    CHECK(mib(r.peak.tree_bytes) >= 200);
+    CHECK(mib(r.peak.tree_bytes) <= 206);
+}
+
+TEST_CASE("children started by posix_spawn holding memory at once are summed", "[tracer]") {
+    // Each spawned child is a new image with its own ~1.2 MiB of libc and
+    // stack; summed per image that is ~5 MiB over 200 (shared library pages
+    // counted once per process).
+    auto r = run({fixture("children_touch"), "spawn", "4", "50"});
+    REQUIRE(r.processes.size() == 5);
+    for (size_t i = 1; i < r.processes.size(); ++i) {
+        REQUIRE(r.processes[i].images.size() == 2);
+        CHECK(r.processes[i].images[0].origin == ImageOrigin::SharedMm);
+        CHECK_MIB_NEAR(r.processes[i].images[1].peak_rss_bytes, 50);
+    }
+    CHECK(mib(r.peak.tree_bytes) >= 200);
+    CHECK(mib(r.peak.tree_bytes) <= 208);
+}
+
+TEST_CASE("a descendant that outlives the root is waited for and measured", "[tracer]") {
+    auto r = run({fixture("orphan"), "100", "300"});
+    REQUIRE(r.processes.size() == 3);
+    const Process& grandchild = r.processes[2];
+    CHECK(grandchild.orphaned);
+    CHECK(grandchild.exit.code == 0);
+    CHECK(grandchild.end_ns > r.processes[0].end_ns);
+    CHECK_MIB_NEAR(grandchild.peak_rss_bytes, 100);
+    CHECK(mib(r.peak.tree_bytes) >= 100);
+    CHECK(mib(r.peak.tree_bytes) <= 103);
+    CHECK(r.exit.code == 0);  // the root's own exit status
+}
+
+TEST_CASE("a command that does not exist is a LaunchError with 127", "[tracer]") {
+    TraceOptions options;
+    options.argv = {"max-rss-no-such-command-xyz"};
+    try {
+        trace(options);
+        FAIL("no exception");
+    } catch (const LaunchError& e) {
+        CHECK(e.exit_code == 127);
+        CHECK(std::string(e.what()) == "max-rss-no-such-command-xyz: command not found");
+    }
+}

@@ -1,0 +1,117 @@
+#include <max_rss/procfs.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+using namespace max_rss;
+
+namespace {
+std::string load(const char* name) {
+    std::ifstream in(std::string(MAX_RSS_TEST_DATA_DIR) + "/proc/" + name);
+    REQUIRE(in);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+constexpr uint64_t KiB = 1024;
+}  // namespace
+
+TEST_CASE("parse_status reads a real status file in bytes", "[procfs]") {
+    auto s = procfs::parse_status(load("status_touch50.txt"));
+    REQUIRE(s.hwm_bytes);
+    CHECK(*s.hwm_bytes == 52476 * KiB);
+    CHECK(*s.rss_bytes == 52476 * KiB);
+    CHECK(s.rss_anon_bytes.has_value());
+    CHECK(*s.rss_anon_bytes + *s.rss_file_bytes + *s.rss_shmem_bytes == *s.rss_bytes);
+    CHECK(*s.swap_bytes == 0);
+    CHECK(s.tgid.has_value());
+    CHECK(s.ppid.has_value());
+    CHECK(*s.threads == 1);
+}
+
+TEST_CASE("parse_status of a task without an mm has no Vm figures", "[procfs]") {
+    auto s = procfs::parse_status(load("status_kthread.txt"));
+    CHECK_FALSE(s.hwm_bytes.has_value());
+    CHECK_FALSE(s.rss_bytes.has_value());
+    CHECK(*s.tgid == 2);
+}
+
+TEST_CASE("parse_status never turns garbled or truncated text into a number", "[procfs]") {
+    SECTION("value cut before its unit") {
+        auto s = procfs::parse_status("Name:\tx\nVmHWM:\t   524");
+        CHECK_FALSE(s.hwm_bytes.has_value());
+    }
+    SECTION("letters in the number") {
+        auto s = procfs::parse_status("VmHWM:\t 5x24 kB\nVmRSS:\t 12 kB\n");
+        CHECK_FALSE(s.hwm_bytes.has_value());
+        CHECK(*s.rss_bytes == 12 * KiB);
+    }
+    SECTION("wrong unit") {
+        CHECK_FALSE(procfs::parse_status("VmHWM:\t 524 MB\n").hwm_bytes.has_value());
+    }
+    SECTION("overflow") {
+        CHECK_FALSE(procfs::parse_status("VmHWM:\t 99999999999999999999 kB\n").hwm_bytes.has_value());
+        CHECK_FALSE(procfs::parse_status("VmHWM:\t 18014398509481984 kB\n").hwm_bytes.has_value());
+    }
+    SECTION("negative") { CHECK_FALSE(procfs::parse_status("VmHWM:\t -5 kB\n").hwm_bytes.has_value()); }
+    SECTION("empty text and lines without a colon") {
+        CHECK_FALSE(procfs::parse_status("").hwm_bytes.has_value());
+        CHECK_FALSE(procfs::parse_status("VmHWM 12 kB\n:\n\n").hwm_bytes.has_value());
+    }
+    SECTION("every prefix of a real file parses without a wrong figure") {
+        const std::string full = load("status_touch50.txt");
+        for (size_t n = 0; n <= full.size(); ++n) {
+            auto s = procfs::parse_status(std::string_view(full).substr(0, n));
+            if (s.hwm_bytes) CHECK(*s.hwm_bytes == 52476 * KiB);
+        }
+    }
+}
+
+TEST_CASE("parse_smaps_rollup reads a real rollup in bytes", "[procfs]") {
+    auto r = procfs::parse_smaps_rollup(load("smaps_rollup_touch50.txt"));
+    REQUIRE(r);
+    CHECK(*r->rss_bytes == 52476 * KiB);
+    CHECK(*r->pss_bytes == 51372 * KiB);
+    REQUIRE(r->anonymous_bytes);
+    CHECK(*r->anonymous_bytes >= 50 * 1024 * KiB);
+    CHECK(*r->swap_bytes == 0);
+    auto b = procfs::make_breakdown(std::nullopt, r);
+    CHECK(*b.private_bytes == *r->private_clean_bytes + *r->private_dirty_bytes);
+    CHECK(*b.shared_bytes == *r->shared_clean_bytes + *r->shared_dirty_bytes);
+    CHECK(*b.rss_bytes == *r->rss_bytes);
+    CHECK_FALSE(b.hwm_bytes.has_value());
+}
+
+TEST_CASE("parse_smaps_rollup rejects text that is not a rollup", "[procfs]") {
+    CHECK_FALSE(procfs::parse_smaps_rollup("").has_value());
+    CHECK_FALSE(procfs::parse_smaps_rollup("Rss: 12 kB\n").has_value());  // no [rollup] header
+    CHECK_FALSE(procfs::parse_smaps_rollup("0-1 ---p 0 00:00 0 [rollup]\nRss: x kB\n").has_value());
+    const std::string full = load("smaps_rollup_touch50.txt");
+    for (size_t n = 0; n <= full.size(); ++n) {
+        auto r = procfs::parse_smaps_rollup(std::string_view(full).substr(0, n));
+        if (r && r->pss_bytes) CHECK(*r->pss_bytes == 51372 * KiB);
+    }
+}
+
+TEST_CASE("parse_statm_resident_bytes multiplies pages by the page size", "[procfs]") {
+    CHECK(*procfs::parse_statm_resident_bytes("1188 13119 290 193 0 13058 0\n", 4096) == 13119ull * 4096);
+    CHECK_FALSE(procfs::parse_statm_resident_bytes("1188", 4096).has_value());
+    CHECK_FALSE(procfs::parse_statm_resident_bytes("1188 x 2", 4096).has_value());
+    CHECK_FALSE(procfs::parse_statm_resident_bytes("", 4096).has_value());
+}
+
+TEST_CASE("parse_cmdline keeps empty arguments", "[procfs]") {
+    using V = std::vector<std::string>;
+    CHECK(procfs::parse_cmdline(std::string_view("prog\0a\0\0", 8)) == V{"prog", "a", ""});
+    CHECK(procfs::parse_cmdline(std::string_view("prog\0", 5)) == V{"prog"});
+    CHECK(procfs::parse_cmdline("").empty());
+}
+
+TEST_CASE("read_status of a vanished task is nullopt, not zero", "[procfs]") {
+    CHECK_FALSE(procfs::read_status(999999999).has_value());
+    auto self = procfs::read_status(getpid());
+    REQUIRE(self);
+    CHECK(*self->hwm_bytes > 0);
+}
