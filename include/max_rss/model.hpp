@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace max_rss {
@@ -106,6 +107,22 @@ struct TreePeak {
     uint64_t sum_of_process_peaks_bytes = 0;  // the naive upper bound
 };
 
+// Memory of the live tree over time, sampled by the tracer. Bounded in size
+// however long the run: when full, neighbouring points are merged keeping the
+// one with the larger total, so peaks survive.
+struct TimelinePoint {
+    int64_t t_ns = 0;          // since the run started
+    uint64_t total_bytes = 0;  // the whole live tree at t (shared pages once)
+    // The largest contributors at t: (index into RunResult::processes, bytes).
+    // The rest of total_bytes belongs to other processes.
+    std::vector<std::pair<uint32_t, uint64_t>> top;
+};
+
+struct Timeline {
+    int64_t interval_ns = 0;   // the sampling interval asked for
+    std::vector<TimelinePoint> points;
+};
+
 struct RunResult {
     std::vector<std::string> command;
     ExitStatus exit;                 // the root process's
@@ -113,6 +130,7 @@ struct RunResult {
     std::optional<uint64_t> ru_maxrss_bytes;  // wait4 of the root: what GNU time says
     TreePeak peak;
     std::vector<Process> processes;  // in order of creation; [0] is the root
+    Timeline timeline;
     std::vector<std::string> warnings;  // things the user should know (degraded, ...)
     bool degraded = false;           // ptrace was unavailable: figures are partial
 };

@@ -48,6 +48,13 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
         apply_verbosity(args->verbose);
         // `max_rss prog a -- b`: prog's own "--" was split off by main(); put it back.
         args->command = app.remaining();
+        // prefix_command() passes unknown options through; before COMMAND they
+        // can only be a mistake for one of ours.
+        if (!args->command.empty() && args->command.front().size() > 1 && args->command.front()[0] == '-') {
+            std::fprintf(stderr, "max_rss: unknown option '%s'\nRun 'max_rss --help' for usage.\n",
+                         args->command.front().c_str());
+            return exit_code::usage;
+        }
         if (after_dashdash) {
             if (!args->command.empty()) args->command.push_back("--");
             args->command.insert(args->command.end(), after_dashdash->begin(), after_dashdash->end());

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -53,6 +54,9 @@ Output run_max_rss(const std::vector<std::string>& args, const std::string& stdi
     close(in[0]);
     close(out[1]);
     close(err[1]);
+    // A blocking write of more than the pipe holds would deadlock against a
+    // program that is itself blocked writing to the stdout we are not reading.
+    fcntl(in[1], F_SETFL, O_NONBLOCK);
     // Feed stdin and drain both outputs without deadlocking on full pipes.
     size_t written = 0;
     if (stdin_text.empty()) {
@@ -80,7 +84,7 @@ Output run_max_rss(const std::vector<std::string>& args, const std::string& stdi
             if (fds[i].fd == in[1]) {
                 ssize_t w = write(in[1], stdin_text.data() + written, stdin_text.size() - written);
                 if (w > 0) written += static_cast<size_t>(w);
-                if (w < 0 || written == stdin_text.size()) {
+                if ((w < 0 && errno != EAGAIN) || written == stdin_text.size()) {
                     close(in[1]);
                     in[1] = -1;
                 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what max_rss needs to build (and, with --test, to run its tests) from
+# Debian's packages, then configures and builds it in ./build.
+#   scripts/setup.sh          build max_rss
+#   scripts/setup.sh --test   also the test binary, fixtures and test tools
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_tests=0
+[[ "${1:-}" == "--test" ]] && want_tests=1
+
+packages=(g++ cmake make libcli11-dev libspdlog-dev nlohmann-json3-dev)
+if (( want_tests )); then
+  # chromium renders the --plot page in a test; strace is compared against in bench/.
+  packages+=(catch2 chromium strace time)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if (( ${#missing[@]} )); then
+  echo "setup: installing ${missing[*]}" >&2
+  if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+testing=OFF
+(( want_tests )) && testing=ON
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=$testing >/dev/null
+cmake --build build -j"$(nproc)"

@@ -1,0 +1,591 @@
+#include <max_rss/console.hpp>
+#include <max_rss/plot.hpp>
+#include <max_rss/size.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace max_rss {
+
+std::string html_escape(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            case '\'': out += "&#39;"; break;
+            default:
+                // Control characters are not allowed in XML and mean nothing in a label.
+                if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) out += '?';
+                else out += c;
+        }
+    }
+    return out;
+}
+
+namespace {
+
+constexpr double KiB = 1024.0;
+constexpr double MiB = 1024.0 * KiB;
+constexpr double GiB = 1024.0 * MiB;
+constexpr double TiB = 1024.0 * GiB;
+
+// Okabe & Ito's palette, distinguishable with every common colour-vision
+// deficiency; grey is kept for "other".
+constexpr const char* PALETTE[] = {"#0072B2", "#E69F00", "#009E73", "#CC79A7",
+                                   "#56B4E9", "#D55E00", "#F0E442"};
+constexpr size_t MAX_BANDS = std::size(PALETTE);
+constexpr const char* OTHER_COLOUR = "#B8B8B8";
+
+// The page is laid out for a 1200 px wide window; the SVG scales down below that.
+constexpr double SVG_W = 1160;
+constexpr double SVG_H = 600;
+constexpr double PLOT_X0 = 84, PLOT_X1 = 800;  // plot area, left to right
+constexpr double PLOT_Y0 = 40, PLOT_Y1 = 540;  // plot area, top to bottom
+constexpr double LEGEND_X = 832;
+constexpr size_t MAX_BARS = 20;  // the too-short fallback lists this many processes
+
+constexpr std::string_view STYLE = R"(
+body { font-family: "DejaVu Sans", "Liberation Sans", Arial, Helvetica, sans-serif;
+       margin: 16px 20px; color: #222; background: #fff; }
+h1 { font-size: 17px; font-weight: normal; margin: 0 0 6px 0; overflow-wrap: anywhere; }
+h1 code { font-family: "DejaVu Sans Mono", "Liberation Mono", monospace; font-weight: bold; }
+figure { margin: 0; }
+svg { display: block; max-width: 100%; height: auto; }
+svg text { font-size: 12px; fill: #333; }
+svg .axis-label { font-size: 13px; fill: #222; }
+svg .legend-title { font-size: 13px; font-weight: bold; fill: #222; }
+svg .legend-name { font-size: 13px; fill: #222; }
+svg .legend-detail { font-size: 11.5px; fill: #555; }
+svg .mark { font-size: 12.5px; fill: #111; paint-order: stroke; stroke: #fff; stroke-width: 4px;
+            stroke-linejoin: round; }
+svg .note { font-size: 14px; fill: #222; }
+figcaption { font-size: 13.5px; line-height: 1.5; margin-top: 4px; color: #333; }
+figcaption ul { margin: 2px 0 0 0; padding-left: 20px; color: #8a4b00; }
+)";
+
+// A coordinate for SVG: one decimal is finer than a pixel.
+std::string px(double v) { return fmt::format("{:.1f}", v); }
+
+// Words that need no quoting in a shell; anything else is single-quoted.
+std::string shell_quote(const std::string& arg) {
+    if (arg.empty()) return "''";
+    bool plain = std::all_of(arg.begin(), arg.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
+    });
+    if (plain) return arg;
+    std::string out = "'";
+    for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+std::string command_line(const std::vector<std::string>& argv) {
+    std::string s;
+    for (const auto& a : argv) s += (s.empty() ? "" : " ") + shell_quote(a);
+    return s.empty() ? "(no command)" : s;
+}
+
+// Cuts text to at most max_chars (>= 1) characters, UTF-8 aware, ending in "…".
+std::string truncate(const std::string& text, size_t max_chars) {
+    size_t chars = 0, cut = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+        if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
+        if (chars == max_chars - 1) cut = i;
+        if (++chars > max_chars) return text.substr(0, cut) + "…";
+    }
+    return text;
+}
+
+std::string format_duration_ns(int64_t ns) {
+    double v = static_cast<double>(ns);
+    if (ns < 1000) return fmt::format("{} ns", ns);
+    if (ns < 1000000) return fmt::format("{:g} µs", std::round(v / 1e1) / 1e2);
+    if (ns < 1000000000) return fmt::format("{:g} ms", std::round(v / 1e4) / 1e2);
+    return fmt::format("{:g} s", std::round(v / 1e7) / 1e2);
+}
+
+struct Unit {
+    const char* name;
+    double bytes;
+};
+
+// The unit a peak of max_bytes reads best in.
+Unit unit_for(double max_bytes) {
+    if (max_bytes >= TiB) return {"TiB", TiB};
+    if (max_bytes >= GiB) return {"GiB", GiB};
+    if (max_bytes >= MiB) return {"MiB", MiB};
+    if (max_bytes >= KiB) return {"KiB", KiB};
+    return {"B", 1};
+}
+
+// An axis from 0 to top with ticks at multiples of step.
+struct Ticks {
+    double step = 1;
+    double top = 1;  // where the axis ends
+    int decimals = 0;
+    std::vector<double> values;
+};
+
+// Ticks at 1, 2, 2.5 or 5 times a power of ten, about target_count of them.
+// With round_up the axis ends at the first tick at or above max_value (room
+// above the data, as little as the steps allow); without, it ends at
+// max_value itself (time axes fill the width).
+Ticks nice_ticks(double max_value, int target_count, bool round_up = true) {
+    if (!(max_value > 0)) max_value = 1;
+    const double target = target_count;
+    const double k0 = std::floor(std::log10(max_value / target));
+    Ticks best;
+    double best_n = 0;
+    bool found = false;
+    for (double k = k0 - 1; k <= k0 + 1; ++k) {
+        for (double m : {1.0, 2.0, 2.5, 5.0}) {
+            const double step = m * std::pow(10.0, k);
+            const double n = round_up ? std::ceil(max_value / step - 1e-9) : std::floor(max_value / step + 1e-9);
+            if (n < 2 || n > target * 1.5) continue;
+            const double top = round_up ? n * step : max_value;
+            // Least wasted room first, then the count nearest the target.
+            bool better = !found || top < best.top - 1e-12 ||
+                          (std::fabs(top - best.top) <= 1e-12 && std::fabs(n - target) < std::fabs(best_n - target));
+            if (!better) continue;
+            found = true;
+            best.step = step;
+            best.top = top;
+            best_n = n;
+        }
+    }
+    if (!found) {  // cannot happen for finite positive values; stay safe anyway
+        best.step = max_value;
+        best.top = max_value;
+        best_n = 1;
+    }
+    for (int d = 0; d <= 12; ++d) {
+        double scaled = best.step * std::pow(10.0, d);
+        if (std::fabs(scaled - std::round(scaled)) < 1e-6 * std::max(1.0, scaled)) {
+            best.decimals = d;
+            break;
+        }
+    }
+    for (double i = 0; i <= best_n + 0.5; ++i) best.values.push_back(i * best.step);
+    return best;
+}
+
+// A time in seconds with three significant digits, never in exponent form.
+std::string seconds_label(double s) {
+    if (s >= 100) return fmt::format("{:.0f}", s);
+    if (s <= 0) return "0";
+    return fmt::format("{:.3g}", s);
+}
+
+std::string tick_label(double value, int decimals) { return fmt::format("{:.{}f}", value, decimals); }
+
+// The program a process is best known by: its image with the largest peak
+// (the later one on a tie, which is the exec'd program rather than the fork).
+const Program* main_program(const Process& p) {
+    const Image* best = nullptr;
+    for (const auto& img : p.images)
+        if (!best || img.peak_rss_bytes >= best->peak_rss_bytes) best = &img;
+    return best ? best->program.get() : nullptr;
+}
+
+std::string process_name(const Process& p, size_t max_chars) {
+    return short_command(main_program(p), max_chars);
+}
+
+std::string svg_open(double height, const std::string& label) {
+    return fmt::format(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+        "role=\"img\" aria-label=\"{2}\">\n",
+        px(SVG_W), px(height), html_escape(label));
+}
+
+// The time axis at the bottom of the plot area, with vertical grid lines.
+std::string x_axis(const Ticks& ticks, double plot_x0, double plot_x1, double plot_y0, double plot_y1,
+                   const std::string& label) {
+    std::string s = "<g class=\"x-axis\">\n";
+    auto x_of = [&](double v) { return plot_x0 + (plot_x1 - plot_x0) * v / ticks.top; };
+    for (double v : ticks.values) {
+        double x = x_of(v);
+        s += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#e6e6e6\"/>\n", px(x),
+                         px(plot_y0), px(plot_y1));
+        s += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#444\"/>\n", px(x),
+                         px(plot_y1), px(plot_y1 + 5));
+        s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(x), px(plot_y1 + 19),
+                         tick_label(v, ticks.decimals));
+    }
+    s += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#444\"/>\n", px(plot_x0),
+                     px(plot_x1), px(plot_y1));
+    s += fmt::format("<text class=\"axis-label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                     px((plot_x0 + plot_x1) / 2), px(plot_y1 + 40), html_escape(label));
+    return s + "</g>\n";
+}
+
+// The memory axis at the left of the plot area, with horizontal grid lines.
+std::string y_axis(const Ticks& ticks, const Unit& unit) {
+    std::string s = "<g class=\"y-axis\">\n";
+    for (double v : ticks.values) {
+        double y = PLOT_Y1 - (PLOT_Y1 - PLOT_Y0) * v / ticks.top;
+        s += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#e6e6e6\"/>\n", px(PLOT_X0),
+                         px(PLOT_X1), px(y));
+        s += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#444\"/>\n", px(PLOT_X0 - 5),
+                         px(PLOT_X0), px(y));
+        s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", px(PLOT_X0 - 8), px(y + 4),
+                         tick_label(v, ticks.decimals));
+    }
+    s += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#444\"/>\n", px(PLOT_X0),
+                     px(PLOT_Y0), px(PLOT_Y1));
+    double cy = (PLOT_Y0 + PLOT_Y1) / 2;
+    s += fmt::format(
+        "<text class=\"axis-label\" x=\"20\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {0})\">"
+        "memory ({1})</text>\n",
+        px(cy), unit.name);
+    return s + "</g>\n";
+}
+
+std::string tree_peak_text(const RunResult& r) {
+    std::string s = "tree peak " + format_bytes(r.peak.tree_bytes);
+    if (!r.peak.method.empty()) s += " (" + r.peak.method + ")";
+    return s;
+}
+
+std::string caption(const RunResult& r, size_t points) {
+    const size_t n = r.processes.size();
+    std::string s = "<figcaption>";
+    s += fmt::format("<b>{}</b>", html_escape(tree_peak_text(r)));
+    s += " · ru_maxrss of the root ";
+    s += r.ru_maxrss_bytes ? "<b>" + html_escape(format_bytes(*r.ru_maxrss_bytes)) + "</b> (what GNU time reports)"
+                           : std::string("not available");
+    s += fmt::format("<br>{} process{}", n, n == 1 ? "" : "es");
+    if (r.timeline.interval_ns > 0)
+        s += fmt::format(" · sampled every {} ({} point{})", html_escape(format_duration_ns(r.timeline.interval_ns)),
+                         points, points == 1 ? "" : "s");
+    else
+        s += fmt::format(" · {} sample{}, interval unknown", points, points == 1 ? "" : "s");
+    s += fmt::format(" · wall {:.3f} s", r.wall_seconds);
+    if (r.exit.signal) {
+        const char* abbrev = sigabbrev_np(*r.exit.signal);
+        s += abbrev ? fmt::format(" · killed by SIG{}", abbrev) : fmt::format(" · killed by signal {}", *r.exit.signal);
+    }
+    else if (r.exit.code && *r.exit.code != 0) s += fmt::format(" · exit code {}", *r.exit.code);
+    if (r.degraded || !r.warnings.empty()) {
+        s += "<ul>";
+        if (r.degraded) s += "<li>degraded run: ptrace was unavailable, figures are partial</li>";
+        for (const auto& w : r.warnings) s += "<li>" + html_escape(w) + "</li>";
+        s += "</ul>";
+    }
+    return s + "</figcaption>\n";
+}
+
+// Label placement without a browser: text extents estimated from the
+// character count (DejaVu Sans and Liberation Sans average ~0.6 em).
+constexpr double MARK_FONT_PX = 12.5;
+
+double text_width(std::string_view text, double font_px) {
+    size_t chars = 0;
+    for (char c : text)
+        if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++chars;
+    return static_cast<double>(chars) * font_px * 0.6;
+}
+
+struct Box {
+    double x0, x1, y0, y1;  // extent
+    double anchor_x, baseline;
+    bool end_anchored;
+
+    [[nodiscard]] bool overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+    [[nodiscard]] Box moved_to_baseline(double b) const {
+        Box m = *this;
+        m.y0 += b - baseline;
+        m.y1 += b - baseline;
+        m.baseline = b;
+        return m;
+    }
+};
+
+Box label_box(double anchor_x, double baseline, bool end_anchored, double width) {
+    double x0 = end_anchored ? anchor_x - width : anchor_x;
+    return Box{x0, x0 + width, baseline - MARK_FONT_PX, baseline + 4, anchor_x, baseline, end_anchored};
+}
+
+struct Band {
+    std::string name;    // command, already shortened
+    std::string detail;  // second legend line
+    std::string tooltip;
+    const char* colour;
+    std::vector<double> bytes;  // per timeline point
+};
+
+// The stacked-area chart of the timeline (at least 2 points).
+std::string timeline_svg(const RunResult& r) {
+    const auto& points = r.timeline.points;
+    const size_t n_points = points.size();
+    const size_t n_procs = r.processes.size();
+
+    // Rank processes by the most the timeline ever gave them.
+    std::vector<uint64_t> sampled_max(n_procs, 0);
+    for (const auto& pt : points)
+        for (const auto& [index, bytes] : pt.top)
+            if (index < n_procs) sampled_max[index] = std::max(sampled_max[index], bytes);
+    std::vector<uint32_t> order;
+    for (uint32_t i = 0; i < n_procs; ++i)
+        if (sampled_max[i] > 0) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        if (sampled_max[a] != sampled_max[b]) return sampled_max[a] > sampled_max[b];
+        return r.processes[a].peak_rss_bytes > r.processes[b].peak_rss_bytes;
+    });
+    if (order.size() > MAX_BANDS) order.resize(MAX_BANDS);
+    std::vector<int> band_of(n_procs, -1);
+    for (size_t b = 0; b < order.size(); ++b) band_of[order[b]] = static_cast<int>(b);
+
+    // Bands bottom-up: the largest process first, "other" on top.
+    std::vector<Band> bands;
+    for (size_t b = 0; b < order.size(); ++b) {
+        const Process& p = r.processes[order[b]];
+        Band band;
+        band.name = process_name(p, 34);
+        band.detail = fmt::format("pid {} · peak {}", p.pid, format_bytes(p.peak_rss_bytes));
+        band.tooltip = fmt::format("{} (pid {}): peak {}", short_command(main_program(p), 200), p.pid,
+                                   format_bytes(p.peak_rss_bytes));
+        band.colour = PALETTE[b];
+        band.bytes.assign(n_points, 0);
+        bands.push_back(std::move(band));
+    }
+    Band other;
+    other.colour = OTHER_COLOUR;
+    other.bytes.assign(n_points, 0);
+    std::vector<double> totals(n_points, 0);
+    double max_stack = 0;
+    size_t peak_point = 0;
+    for (size_t i = 0; i < n_points; ++i) {
+        const auto& pt = points[i];
+        uint64_t chosen = 0;
+        for (const auto& [index, bytes] : pt.top) {
+            if (index >= n_procs || band_of[index] < 0) continue;
+            bands[static_cast<size_t>(band_of[index])].bytes[i] += static_cast<double>(bytes);
+            chosen += bytes;
+        }
+        other.bytes[i] = pt.total_bytes > chosen ? static_cast<double>(pt.total_bytes - chosen) : 0.0;
+        totals[i] = static_cast<double>(pt.total_bytes);
+        max_stack = std::max(max_stack, static_cast<double>(std::max(chosen, pt.total_bytes)));
+        if (pt.total_bytes > points[peak_point].total_bytes) peak_point = i;
+    }
+    const size_t others = n_procs - order.size();
+    double other_max = *std::max_element(other.bytes.begin(), other.bytes.end());
+    if (other_max > 0) {
+        other.name = others > 0 ? fmt::format("other ({} process{})", others, others == 1 ? "" : "es")
+                                : std::string("other");
+        other.detail = fmt::format("at most {} at once", format_bytes(static_cast<uint64_t>(other_max)));
+        other.tooltip = other.name + ": " + other.detail;
+        bands.push_back(std::move(other));
+    }
+
+    // Scales.
+    const double tree_bytes = static_cast<double>(r.peak.tree_bytes);
+    const double max_bytes = std::max(max_stack, tree_bytes);
+    const Unit unit = unit_for(max_bytes);
+    // Headroom above the highest mark for the labels that sit over it.
+    const Ticks y_ticks = nice_ticks(max_bytes * 1.06 / unit.bytes, 6);
+    const double t_end_s = std::max(static_cast<double>(points.back().t_ns) / 1e9, r.wall_seconds);
+    const Ticks x_ticks = nice_ticks(t_end_s > 0 ? t_end_s : 1e-3, 6, false);
+    auto x_of = [&](int64_t t_ns) {
+        return PLOT_X0 + (PLOT_X1 - PLOT_X0) * (static_cast<double>(t_ns) / 1e9) / x_ticks.top;
+    };
+    auto y_of = [&](double bytes) { return PLOT_Y1 - (PLOT_Y1 - PLOT_Y0) * (bytes / unit.bytes) / y_ticks.top; };
+
+    std::string s = svg_open(SVG_H, "memory of the process tree over time");
+    s += x_axis(x_ticks, PLOT_X0, PLOT_X1, PLOT_Y0, PLOT_Y1, "time (s)");
+    s += y_axis(y_ticks, unit);
+
+    // Stacked areas: each band's polygon runs along its top edge forwards and
+    // its bottom edge backwards.
+    s += "<g class=\"bands\" stroke=\"#fff\" stroke-width=\"0.6\" stroke-linejoin=\"round\">\n";
+    std::vector<double> base(n_points, 0);
+    for (const auto& band : bands) {
+        std::string poly;
+        for (size_t i = 0; i < n_points; ++i)
+            poly += px(x_of(points[i].t_ns)) + "," + px(y_of(base[i] + band.bytes[i])) + " ";
+        for (size_t i = n_points; i-- > 0;) poly += px(x_of(points[i].t_ns)) + "," + px(y_of(base[i])) + " ";
+        poly.pop_back();
+        s += fmt::format("<polygon fill=\"{}\" fill-opacity=\"0.9\" points=\"{}\"><title>{}</title></polygon>\n",
+                         band.colour, poly, html_escape(band.tooltip));
+        for (size_t i = 0; i < n_points; ++i) base[i] += band.bytes[i];
+    }
+    s += "</g>\n";
+
+    // The sampled total: the top of the stack, unless per-process figures
+    // counted shared pages more than once.
+    std::string line;
+    for (size_t i = 0; i < n_points; ++i) line += px(x_of(points[i].t_ns)) + "," + px(y_of(totals[i])) + " ";
+    line.pop_back();
+    s += fmt::format(
+        "<polyline class=\"total\" fill=\"none\" stroke=\"#222\" stroke-width=\"1.4\" points=\"{}\"/>\n", line);
+
+    // The sampled peak and the headline tree peak, each labelled; the labels
+    // are kept apart by estimating their extents.
+    const double peak_x = x_of(points[peak_point].t_ns);
+    const double peak_y = y_of(totals[peak_point]);
+    const bool peak_on_right = peak_x > (PLOT_X0 + PLOT_X1) / 2;
+    const double peak_t_s = static_cast<double>(points[peak_point].t_ns) / 1e9;
+    const std::string peak_label = fmt::format("sampled peak {} at {} s", format_bytes(points[peak_point].total_bytes),
+                                               seconds_label(peak_t_s));
+    Box peak_box = label_box(peak_on_right ? peak_x - 10 : peak_x + 10, peak_y + 20, peak_on_right,
+                             text_width(peak_label, MARK_FONT_PX));
+    // Below the point unless that would run into the time axis.
+    if (peak_box.y1 > PLOT_Y1 - 4) peak_box = peak_box.moved_to_baseline(peak_y - 10);
+    if (r.peak.tree_bytes > 0) {
+        const double y = y_of(tree_bytes);
+        s += fmt::format(
+            "<line class=\"tree-peak\" x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#000\" "
+            "stroke-width=\"1.5\" stroke-dasharray=\"7 4\"/>\n",
+            px(PLOT_X0), px(PLOT_X1), px(y));
+        // Above the line, at the end away from the sampled peak.
+        const std::string text = tree_peak_text(r);
+        const Box box = label_box(peak_on_right ? PLOT_X0 + 8 : PLOT_X1 - 8, std::max(y - 7, PLOT_Y0 - 10.0),
+                                  !peak_on_right, text_width(text, MARK_FONT_PX));
+        if (box.overlaps(peak_box)) {
+            // Only when the sampled total reached the headline figure: put the
+            // point's label above the point, else clear of the line's label.
+            for (double baseline : {peak_y - 10, box.y1 + 6 + MARK_FONT_PX, box.y0 - 10}) {
+                const Box moved = peak_box.moved_to_baseline(baseline);
+                if (moved.y0 >= PLOT_Y0 - 20 && moved.y1 <= PLOT_Y1 - 4 && !moved.overlaps(box)) {
+                    peak_box = moved;
+                    break;
+                }
+            }
+        }
+        s += fmt::format("<text class=\"mark\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>\n", px(box.anchor_x),
+                         px(box.baseline), box.end_anchored ? "end" : "start", html_escape(text));
+    }
+    s += fmt::format("<circle class=\"sampled-peak\" cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"#fff\" stroke=\"#000\" "
+                     "stroke-width=\"2\"/>\n",
+                     px(peak_x), px(peak_y));
+    s += fmt::format("<text class=\"mark\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>\n", px(peak_box.anchor_x),
+                     px(peak_box.baseline), peak_box.end_anchored ? "end" : "start", html_escape(peak_label));
+
+    // Legend, top to bottom in the order the bands are stacked.
+    s += "<g class=\"legend\">\n";
+    double ly = PLOT_Y0 + 4;
+    s += fmt::format("<text class=\"legend-title\" x=\"{}\" y=\"{}\">Processes by sampled peak</text>\n",
+                     px(LEGEND_X), px(ly));
+    ly += 26;
+    for (size_t b = bands.size(); b-- > 0;) {
+        const Band& band = bands[b];
+        s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"14\" fill=\"{}\" stroke=\"#666\" "
+                         "stroke-width=\"0.5\"/>\n",
+                         px(LEGEND_X), px(ly - 11), band.colour);
+        s += fmt::format("<text class=\"legend-name\" x=\"{}\" y=\"{}\">{}</text>\n", px(LEGEND_X + 22), px(ly),
+                         html_escape(band.name));
+        s += fmt::format("<text class=\"legend-detail\" x=\"{}\" y=\"{}\">{}</text>\n", px(LEGEND_X + 22),
+                         px(ly + 16), html_escape(band.detail));
+        ly += 40;
+    }
+    ly += 4;
+    s += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#000\" stroke-width=\"1.5\" "
+                     "stroke-dasharray=\"7 4\"/>\n",
+                     px(LEGEND_X - 2), px(LEGEND_X + 16), px(ly - 4));
+    s += fmt::format("<text class=\"legend-name\" x=\"{}\" y=\"{}\">tree peak (headline)</text>\n",
+                     px(LEGEND_X + 22), px(ly));
+    ly += 22;
+    s += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#222\" stroke-width=\"1.4\"/>\n",
+                     px(LEGEND_X - 2), px(LEGEND_X + 16), px(ly - 4));
+    s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"#fff\" stroke=\"#000\" stroke-width=\"2\"/>\n",
+                     px(LEGEND_X + 7), px(ly - 4));
+    s += fmt::format("<text class=\"legend-name\" x=\"{}\" y=\"{}\">sampled total, its peak</text>\n",
+                     px(LEGEND_X + 22), px(ly));
+    s += "</g>\n";
+    return s + "</svg>\n";
+}
+
+// The too-short fallback: one horizontal bar per process (largest first).
+std::string bars_svg(const RunResult& r) {
+    std::vector<const Process*> procs;
+    for (const auto& p : r.processes) procs.push_back(&p);
+    std::stable_sort(procs.begin(), procs.end(),
+                     [](const Process* a, const Process* b) { return a->peak_rss_bytes > b->peak_rss_bytes; });
+    const size_t hidden = procs.size() > MAX_BARS ? procs.size() - MAX_BARS : 0;
+    procs.resize(procs.size() - hidden);
+
+    constexpr double label_x = 330, bar_x0 = 342, bar_x1 = 1000, top = 66, pitch = 25;
+    const double bars_y1 = top + pitch * static_cast<double>(std::max<size_t>(procs.size(), 1)) + 6;
+    const double height = bars_y1 + 56 + (hidden ? 22 : 0);
+
+    double max_bytes = static_cast<double>(r.peak.tree_bytes);
+    for (const Process* p : procs) max_bytes = std::max(max_bytes, static_cast<double>(p->peak_rss_bytes));
+    const Unit unit = unit_for(max_bytes);
+    const Ticks ticks = nice_ticks(max_bytes / unit.bytes, 7);
+    auto x_of = [&](double bytes) { return bar_x0 + (bar_x1 - bar_x0) * (bytes / unit.bytes) / ticks.top; };
+
+    const size_t n_points = r.timeline.points.size();
+    std::string s = svg_open(height, "peak memory of each process");
+    s += fmt::format(
+        "<text class=\"note\" x=\"20\" y=\"24\">The run was too short to sample memory over time ({} sample{}): "
+        "each bar is one process&#39;s own peak.</text>\n",
+        n_points, n_points == 1 ? "" : "s");
+    if (!procs.empty())
+        s += x_axis(ticks, bar_x0, bar_x1, top - 8, bars_y1, fmt::format("peak memory ({})", unit.name));
+    else
+        s += fmt::format("<text class=\"note\" x=\"{}\" y=\"{}\">no process was recorded</text>\n", px(bar_x0 + 10),
+                         px(top + 18));
+    double y = top;
+    for (size_t i = 0; i < procs.size(); ++i, y += pitch) {
+        const Process& p = *procs[i];
+        const double w = x_of(static_cast<double>(p.peak_rss_bytes)) - bar_x0;
+        s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} (pid {})</text>\n", px(label_x),
+                         px(y + 13), html_escape(process_name(p, 36)), p.pid);
+        s += fmt::format(
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"17\" fill=\"{}\"><title>{}</title></rect>\n",
+            px(bar_x0), px(y), px(std::max(w, 0.0)), PALETTE[0],
+            html_escape(fmt::format("{} (pid {}): peak {}", short_command(main_program(p), 200), p.pid,
+                                    format_bytes(p.peak_rss_bytes))));
+        s += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", px(bar_x0 + w + 6), px(y + 13),
+                         html_escape(format_bytes(p.peak_rss_bytes)));
+    }
+    if (r.peak.tree_bytes > 0) {
+        const double x = x_of(static_cast<double>(r.peak.tree_bytes));
+        s += fmt::format(
+            "<line class=\"tree-peak\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#000\" "
+            "stroke-width=\"1.5\" stroke-dasharray=\"7 4\"/>\n",
+            px(x), px(top - 14), px(bars_y1));
+        const std::string text = tree_peak_text(r);
+        // Ending at the line, unless that would run off the left.
+        const bool end = x - text_width(text, MARK_FONT_PX) > 20;
+        s += fmt::format("<text class=\"mark\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>\n",
+                         px(end ? x + 4 : x - 4), px(top - 18), end ? "end" : "start", html_escape(text));
+    }
+    if (hidden)
+        s += fmt::format("<text x=\"{}\" y=\"{}\">… and {} smaller process{} not shown</text>\n", px(bar_x0),
+                         px(height - 8), hidden, hidden == 1 ? "" : "es");
+    return s + "</svg>\n";
+}
+
+}  // namespace
+
+std::string render_plot_html(const RunResult& result) {
+    const std::string command = command_line(result.command);
+    std::string s;
+    s += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+    s += "<meta name=\"generator\" content=\"max_rss\">\n";
+    s += "<title>max_rss: " + html_escape(command) + "</title>\n";
+    s += "<style>";
+    s += STYLE;
+    s += "</style>\n</head>\n<body>\n";
+    s += fmt::format("<h1>Memory of <code title=\"{}\">{}</code></h1>\n", html_escape(command),
+                     html_escape(truncate(command, 110)));
+    s += "<figure>\n";
+    s += result.timeline.points.size() >= 2 ? timeline_svg(result) : bars_svg(result);
+    s += caption(result, result.timeline.points.size());
+    s += "</figure>\n</body>\n</html>\n";
+    return s;
+}
+
+}  // namespace max_rss

@@ -1,0 +1,257 @@
+// The max_rss binary end to end: exit codes, pass-through of the program's
+// stdin/stdout/exit status/signals, the report file, signal forwarding.
+#include "helpers.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <thread>
+
+using namespace max_rss::test;
+using nlohmann::json;
+
+namespace {
+size_t count_lines(const std::string& s) {
+    size_t n = 0;
+    for (char c : s) n += c == '\n';
+    return n;
+}
+bool file_exists(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+}
+// Polls cond every 5 ms for up to seconds.
+bool eventually(const std::function<bool()>& cond, double seconds = 5) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (cond()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return cond();
+}
+// All descendants of pid (recursively, via /proc/<pid>/task/<pid>/children).
+std::vector<pid_t> descendants(pid_t pid) {
+    std::vector<pid_t> out;
+    for (pid_t c : children_of(pid)) {
+        out.push_back(c);
+        for (pid_t g : descendants(c)) out.push_back(g);
+    }
+    return out;
+}
+}  // namespace
+
+TEST_CASE("the program's exit code is max_rss's exit code", "[cli]") {
+    CHECK(run_max_rss({"-q", "--", fixture("exit_code"), "0"}).exit_code == 0);
+    CHECK(run_max_rss({"-q", "--", fixture("exit_code"), "7"}).exit_code == 7);
+    CHECK(run_max_rss({"-q", "--", fixture("exit_code"), "255"}).exit_code == 255);
+}
+
+TEST_CASE("a program killed by signal N gives 128+N", "[cli]") {
+    CHECK(run_max_rss({"-q", "--", fixture("exit_code"), "signal", "15"}).exit_code == 143);
+    auto out = run_max_rss({"-q", "-o", "-", "--", fixture("self_kill"), "100"});
+    CHECK(out.exit_code == 137);
+    auto report = json::parse(out.out);
+    CHECK(report["exit"]["signal"] == 9);
+    CHECK(report["exit"]["code"].is_null());
+    const double peak_mib = report["peak"]["tree_bytes"].get<double>() / MiB;
+    CHECK(peak_mib >= 100);
+    CHECK(peak_mib <= 102.5);
+}
+
+TEST_CASE("a command that is not found exits 127 with one line", "[cli]") {
+    auto out = run_max_rss({"--", "max-rss-no-such-command-xyz", "a"});
+    CHECK(out.exit_code == 127);
+    CHECK(out.err == "max_rss: max-rss-no-such-command-xyz: command not found\n");
+    CHECK(out.out.empty());
+}
+
+TEST_CASE("a command that is not executable exits 126 with one line", "[cli]") {
+    const std::string path = std::string(MAX_RSS_TEST_DATA_DIR) + "/proc/statm_touch50.txt";
+    auto out = run_max_rss({"--", path});
+    CHECK(out.exit_code == 126);
+    CHECK(out.err == "max_rss: " + path + ": Permission denied\n");
+}
+
+TEST_CASE("usage errors exit 2 and run nothing", "[cli]") {
+    const std::string marker = temp_path("marker");
+    std::remove(marker.c_str());
+    const std::vector<std::string> cmd{"--", "/bin/sh", "-c", "echo ran > " + marker};
+
+    SECTION("no command") {
+        auto out = run_max_rss({"-q"});
+        CHECK(out.exit_code == 2);
+        CHECK(out.err.find("max_rss: no COMMAND given") == 0);
+    }
+    SECTION("unknown option") {
+        auto out = run_max_rss({"--bogus", "--", "/bin/true"});
+        CHECK(out.exit_code == 2);
+        CHECK(out.err.find("max_rss: ") == 0);
+    }
+    SECTION("a budget that is not a size") {
+        std::vector<std::string> args{"--budget", "lots"};
+        args.insert(args.end(), cmd.begin(), cmd.end());
+        auto out = run_max_rss(args);
+        CHECK(out.exit_code == 2);
+        CHECK(out.err == "max_rss: --budget: 'lots' is not a size (try 512MiB, 1.5GiB, 300MB)\n");
+    }
+    SECTION("a report path that cannot be written is refused before the program starts") {
+        std::vector<std::string> args{"-o", "/nonexistent-dir/report.json"};
+        args.insert(args.end(), cmd.begin(), cmd.end());
+        auto out = run_max_rss(args);
+        CHECK(out.exit_code == 2);
+        CHECK(out.err.find("/nonexistent-dir/report.json") != std::string::npos);
+        CHECK(count_lines(out.err) == 1);
+    }
+    CHECK_FALSE(file_exists(marker));
+}
+
+TEST_CASE("--help and --version", "[cli]") {
+    auto help = run_max_rss({"--help"});
+    CHECK(help.exit_code == 0);
+    CHECK(help.out.find("--output") != std::string::npos);
+    CHECK(help.out.find("Exit status") != std::string::npos);
+    auto version = run_max_rss({"--version"});
+    CHECK(version.exit_code == 0);
+    CHECK(version.out == "max_rss " MAX_RSS_VERSION "\n");
+}
+
+TEST_CASE("options after COMMAND belong to COMMAND", "[cli]") {
+    // Without "--", the first word that is not an option starts COMMAND.
+    auto out = run_max_rss({"-q", "/bin/echo", "-q", "--", "-o"});
+    CHECK(out.exit_code == 0);
+    CHECK(out.out == "-q -- -o\n");
+}
+
+TEST_CASE("200,000 lines of stdout pass through untouched", "[cli]") {
+    auto out = run_max_rss({"-q", "--", fixture("print_lines"), "200000"});
+    CHECK(out.exit_code == 0);
+    CHECK(count_lines(out.out) == 200000);
+    CHECK(out.out.rfind("line 200000\n") == out.out.size() - 12);
+    CHECK(out.err.empty());  // -q: nothing of max_rss's own
+}
+
+TEST_CASE("stdin passes through untouched", "[cli]") {
+    std::string text;
+    for (int i = 0; i < 20000; ++i) text += "input line " + std::to_string(i) + "\n";
+    auto out = run_max_rss({"-q", "--", fixture("echo_stdin")}, text);
+    CHECK(out.exit_code == 0);
+    CHECK(out.out == text);
+}
+
+TEST_CASE("the summary on stderr shows the tree peak and ru_maxrss", "[cli]") {
+    auto out = run_max_rss({"--", fixture("touch"), "50"});
+    CHECK(out.exit_code == 0);
+    CHECK(out.out.empty());
+    CHECK(out.err.find("peak of the whole tree (1 process, 1 image)") != std::string::npos);
+    CHECK(out.err.find("ru_maxrss:") != std::string::npos);
+    CHECK(out.err.find("51.") != std::string::npos);  // 50 MiB + ~1.2 MiB baseline
+}
+
+TEST_CASE("the JSON report follows the documented schema", "[cli]") {
+    const std::string path = temp_path("report.json");
+    auto out = run_max_rss({"-q", "-o", path, "--", fixture("fork_exec"), "100", fixture("touch"), "10"});
+    REQUIRE(out.exit_code == 0);
+    auto r = json::parse(read_text_file(path));
+    std::remove(path.c_str());
+    CHECK(r["schema_version"] == 1);
+    CHECK(r["kind"] == "run");
+    CHECK(r["command"][0] == fixture("fork_exec"));
+    CHECK(r["exit"]["code"] == 0);
+    CHECK(r["wall_seconds"].get<double>() > 0);
+    CHECK(r["peak"]["method"].is_string());
+    CHECK(r["ru_maxrss_bytes"].get<double>() / MiB > 100);
+    REQUIRE(r["processes"].size() == 2);
+    CHECK(r["process_count"] == 2);
+    const auto& child = r["processes"][1];
+    CHECK(child["ppid"] == r["processes"][0]["pid"]);
+    REQUIRE(child["images"].size() == 2);
+    CHECK(child["images"][0]["origin"] == "fork");
+    CHECK(child["images"][1]["origin"] == "exec");
+    CHECK(child["images"][1]["argv"] == json::array({fixture("touch"), "10"}));
+    const double child_peak_mib = child["images"][1]["peak_rss_bytes"].get<double>() / MiB;
+    CHECK(child_peak_mib >= 10);
+    CHECK(child_peak_mib <= 12.5);
+    CHECK(child["ru_maxrss_bytes"].get<double>() / MiB > 100);  // the inherited figure
+    for (const char* key : {"pid", "ppid", "threads", "peak_rss_bytes", "ru_maxrss_bytes", "exit", "images",
+                            "at_exit"})
+        CHECK(child.contains(key));
+}
+
+TEST_CASE("--budget fails a run over budget with exit 3", "[cli]") {
+    auto over = run_max_rss({"--budget", "50MiB", "--", fixture("touch"), "100"});
+    CHECK(over.exit_code == 3);
+    CHECK(over.err.find("max_rss: over budget: peak 101.") != std::string::npos);
+    auto under = run_max_rss({"-q", "--budget", "1GiB", "--", fixture("touch"), "100"});
+    CHECK(under.exit_code == 0);
+    CHECK(under.err.empty());
+}
+
+TEST_CASE("SIGTERM to max_rss reaches the program and the report is still written", "[cli][signals]") {
+    const std::string report = temp_path("sigterm.json");
+    const std::string out = temp_path("sigterm.out"), err = temp_path("sigterm.err");
+    pid_t pid = spawn_max_rss({"-q", "-o", report, "--", fixture("touch"), "20", "20000"}, out, err);
+    // Wait until the program runs (its memory touched), then signal max_rss.
+    REQUIRE(eventually([&] {
+        auto kids = children_of(pid);
+        return !kids.empty() && process_state(kids[0]) == 'S';
+    }));
+    REQUIRE(::kill(pid, SIGTERM) == 0);
+    CHECK(wait_exit_code(pid, 10) == 143);
+    auto r = json::parse(read_text_file(report));
+    CHECK(r["exit"]["signal"] == SIGTERM);
+    CHECK(r["peak"]["tree_bytes"].get<double>() / MiB >= 20);
+    for (const auto& p : {report, out, err}) std::remove(p.c_str());
+}
+
+TEST_CASE("SIGKILL of max_rss leaves no traced process behind", "[cli][signals]") {
+    const std::string out = temp_path("sigkill.out"), err = temp_path("sigkill.err");
+    // A tree of three: sh, and two sleeps (one in the background).
+    pid_t pid = spawn_max_rss({"-q", "--", "/bin/sh", "-c", "sleep 30 & sleep 30; wait"}, out, err);
+    std::vector<pid_t> tree;
+    REQUIRE(eventually([&] {
+        tree = descendants(pid);
+        return tree.size() >= 3;
+    }));
+    REQUIRE(::kill(pid, SIGKILL) == 0);
+    CHECK(wait_exit_code(pid, 10) == 137);
+    for (pid_t p : tree) {
+        INFO("pid " << p);
+        // Gone, or a zombie waiting for init: never running, never stopped.
+        CHECK(eventually([&] { char s = process_state(p); return s == '?' || s == 'Z'; }, 5));
+    }
+    for (const auto& p : {out, err}) std::remove(p.c_str());
+}
+
+TEST_CASE("a program that stops itself stays stopped until SIGCONT", "[cli][signals]") {
+    const std::string out = temp_path("stop.out"), err = temp_path("stop.err");
+    pid_t pid = spawn_max_rss({"-q", "--", fixture("self_stop")}, out, err);
+    pid_t child = 0;
+    REQUIRE(eventually([&] {
+        auto kids = children_of(pid);
+        if (kids.empty()) return false;
+        child = kids[0];
+        return process_state(child) == 't' || process_state(child) == 'T';
+    }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    const char state = process_state(child);
+    CHECK((state == 'T' || state == 't'));  // still stopped: max_rss did not resume it
+    REQUIRE(::kill(child, SIGCONT) == 0);
+    CHECK(wait_exit_code(pid, 10) == 0);
+    double stopped_seconds = 0;
+    REQUIRE(std::sscanf(read_text_file(out).c_str(), "stopped %lf", &stopped_seconds) == 1);
+    CHECK(stopped_seconds >= 0.4);
+    for (const auto& p : {out, err}) std::remove(p.c_str());
+}
+
+TEST_CASE("signals a program sends itself arrive exactly once", "[cli][signals]") {
+    auto out = run_max_rss({"-q", "--", fixture("trap_signal"), "1000"});
+    CHECK(out.exit_code == 0);
+    CHECK(out.out == "got 1000\n");
+}
