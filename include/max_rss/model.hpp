@@ -102,9 +102,14 @@ struct Process {
 struct TreePeak {
     uint64_t tree_bytes = 0;            // the headline figure
     std::string method;                 // how tree_bytes was derived
-    uint64_t largest_process_bytes = 0; // max over processes of peak_rss_bytes
+    uint64_t largest_process_bytes = 0; // max over processes of peak_rss_bytes: a lower bound
     pid_t largest_pid = 0;
-    uint64_t sum_of_process_peaks_bytes = 0;  // the naive upper bound
+    // The largest sum of image peaks whose lifetimes overlap: an upper bound
+    // (each image holds at most its peak while it lives; shared pages counted
+    // in every process).
+    uint64_t overlapping_peaks_bytes = 0;
+    uint64_t sum_of_process_peaks_bytes = 0;  // the naive figure: counts sequential peaks too
+    std::optional<uint64_t> sampled_bytes;    // the largest snapshot of the live tree
 };
 
 // Memory of the live tree over time, sampled by the tracer. Bounded in size

@@ -49,8 +49,14 @@ Status parse_status(std::string_view text);
 // Parses smaps_rollup text; nullopt when it has no totals line at all.
 std::optional<SmapsRollup> parse_smaps_rollup(std::string_view text);
 
-// Parses /proc/<pid>/statm: resident pages times page_size_bytes.
-std::optional<uint64_t> parse_statm_resident_bytes(std::string_view text, uint64_t page_size_bytes);
+// The two fields of /proc/<pid>/statm that matter, in bytes.
+struct Statm {
+    uint64_t resident_bytes = 0;
+    uint64_t shared_bytes = 0;  // file-backed + shmem resident (RssFile + RssShmem)
+};
+
+// Parses /proc/<pid>/statm ("size resident shared ..." in pages).
+std::optional<Statm> parse_statm(std::string_view text, uint64_t page_size_bytes);
 
 // Splits /proc/<pid>/cmdline (NUL-separated) into arguments.
 std::vector<std::string> parse_cmdline(std::string_view text);
@@ -70,7 +76,7 @@ std::optional<std::string> read_file(const char* path);
 // Convenience: read and parse /proc/<tid>/<name>.
 std::optional<Status> read_status(pid_t tid);
 std::optional<SmapsRollup> read_smaps_rollup(pid_t tid);
-std::optional<uint64_t> read_statm_resident_bytes(pid_t tid);
+std::optional<Statm> read_statm(pid_t tid);
 std::vector<std::string> read_cmdline(pid_t pid);
 std::string read_exe(pid_t pid);
 

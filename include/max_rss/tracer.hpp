@@ -16,6 +16,9 @@ struct TraceOptions {
     // by the terminal, which already signals the whole foreground group) to the
     // root process. Installed for the duration of trace() only.
     bool forward_signals = true;
+    // Period of the live-tree sampler (statm of every live process); 0 turns
+    // periodic sampling off (snapshots at exit stops remain).
+    int64_t sample_interval_ns = 20'000'000;
 };
 
 // The command could not be started: not found (127) or not executable (126).
@@ -35,7 +38,9 @@ struct TracerError : std::runtime_error {
 // cases nothing traced is left running.
 RunResult trace(const TraceOptions& options);
 
-// Derives result.peak from result.processes (pure; used by trace()).
-TreePeak compute_tree_peak(const std::vector<Process>& processes);
+// Derives result.peak from result.processes and the largest snapshot of the
+// live tree, if there was any (pure; used by trace()).
+TreePeak compute_tree_peak(const std::vector<Process>& processes,
+                           std::optional<uint64_t> sampled_bytes = std::nullopt);
 
 }  // namespace max_rss

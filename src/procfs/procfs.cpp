@@ -100,16 +100,21 @@ std::optional<SmapsRollup> parse_smaps_rollup(std::string_view text) {
     return r;
 }
 
-std::optional<uint64_t> parse_statm_resident_bytes(std::string_view text, uint64_t page_size_bytes) {
+std::optional<Statm> parse_statm(std::string_view text, uint64_t page_size_bytes) {
     // "size resident shared text lib data dt"
+    std::optional<uint64_t> fields[3];
     text = trim(text);
-    size_t sp = text.find(' ');
-    if (sp == std::string_view::npos) return std::nullopt;
-    text = text.substr(sp + 1);
-    size_t end = text.find_first_of(" \n");
-    auto pages = parse_unsigned<uint64_t>(text.substr(0, end));
-    if (!pages || *pages > UINT64_MAX / page_size_bytes) return std::nullopt;
-    return *pages * page_size_bytes;
+    for (auto& field : fields) {
+        size_t end = text.find_first_of(" \n");
+        field = parse_unsigned<uint64_t>(text.substr(0, end));
+        if (!field || *field > UINT64_MAX / page_size_bytes) return std::nullopt;
+        if (end == std::string_view::npos) {
+            text = {};
+        } else {
+            text = text.substr(end + 1);
+        }
+    }
+    return Statm{*fields[1] * page_size_bytes, *fields[2] * page_size_bytes};
 }
 
 std::vector<std::string> parse_cmdline(std::string_view text) {
@@ -191,11 +196,11 @@ std::optional<SmapsRollup> read_smaps_rollup(pid_t tid) {
     return parse_smaps_rollup(*text);
 }
 
-std::optional<uint64_t> read_statm_resident_bytes(pid_t tid) {
+std::optional<Statm> read_statm(pid_t tid) {
     static const uint64_t page_size = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
     auto text = read_proc(tid, "statm");
     if (!text) return std::nullopt;
-    return parse_statm_resident_bytes(*text, page_size);
+    return parse_statm(*text, page_size);
 }
 
 std::vector<std::string> read_cmdline(pid_t pid) {

@@ -61,6 +61,16 @@ json image_to_json(const Image& img) {
     return j;
 }
 
+json timeline_to_json(const Timeline& t) {
+    json points = json::array();
+    for (const auto& p : t.points) {
+        json top = json::array();
+        for (const auto& [index, bytes] : p.top) top.push_back(json::array({index, bytes}));
+        points.push_back(json{{"t", seconds(p.t_ns)}, {"total_bytes", p.total_bytes}, {"top", std::move(top)}});
+    }
+    return json{{"interval_seconds", seconds(t.interval_ns)}, {"points", std::move(points)}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json process_to_json(const Process& p) {
@@ -97,11 +107,14 @@ void write_report_json(std::ostream& out, const RunResult& r) {
           {"method", r.peak.method},
           {"largest_process_bytes", r.peak.largest_process_bytes},
           {"largest_pid", r.peak.largest_pid},
+          {"sampled_bytes", opt(r.peak.sampled_bytes)},
+          {"overlapping_peaks_bytes", r.peak.overlapping_peaks_bytes},
           {"sum_of_process_peaks_bytes", r.peak.sum_of_process_peaks_bytes}}},
         {"ru_maxrss_bytes", opt(r.ru_maxrss_bytes)},
         {"degraded", r.degraded},
         {"warnings", r.warnings},
         {"process_count", r.processes.size()},
+        {"timeline", timeline_to_json(r.timeline)},
     };
     // Dump the head without its closing brace, then stream the processes.
     std::string text = head.dump(2);

@@ -8,6 +8,7 @@
 // Nothing polls and nothing sleeps.
 #include <max_rss/launch.hpp>
 #include <max_rss/procfs.hpp>
+#include <max_rss/sampler.hpp>
 #include <max_rss/tracer.hpp>
 #include <max_rss/wait_status.hpp>
 
@@ -191,6 +192,7 @@ private:
     int report_fd_ = -1;
     int64_t start_ns_ = 0;
     uint64_t next_serial_ = 1;
+    std::unique_ptr<Sampler> sampler_;
 };
 
 size_t Tracer::new_process(pid_t pid, pid_t ppid, ImageOrigin origin,
@@ -216,6 +218,9 @@ size_t Tracer::new_process(pid_t pid, pid_t ppid, ImageOrigin origin,
         track_.back().parent = it->second;
     size_t index = result_.processes.size() - 1;
     live_process_by_pid_[pid] = index;
+    // The root before its first exec is max_rss's own fork: nothing of its own.
+    const ImageOrigin sampled_as = result_.processes[index].images.empty() ? ImageOrigin::SharedMm : origin;
+    sampler_->add(pid, SampledProcess{static_cast<uint32_t>(index), sampled_as, {}});
     return index;
 }
 
@@ -312,7 +317,9 @@ void Tracer::on_first_stop(pid_t tid, Task& task) {
     if (tid == proc.pid && !proc.images.empty() && proc.images.back().origin == ImageOrigin::Fork) {
         // Before the child runs a single instruction, its resident size is all
         // inherited (copied page tables).
-        proc.images.back().inherited_rss_bytes = procfs::read_statm_resident_bytes(tid).value_or(0);
+        const StatmSample inherited = procfs::read_statm(tid).value_or(StatmSample{});
+        proc.images.back().inherited_rss_bytes = inherited.resident_bytes;
+        sampler_->set_origin(tid, ImageOrigin::Fork, inherited);
     }
     resume(tid);
 }
@@ -367,6 +374,7 @@ void Tracer::on_exec(pid_t tid) {
     img.origin = ImageOrigin::Exec;
     img.start_ns = t;
     proc.images.push_back(std::move(img));
+    sampler_->set_origin(tid, ImageOrigin::Exec);
     resume(tid);
 }
 
@@ -378,6 +386,9 @@ void Tracer::on_exit_stop(pid_t tid, Task& task) {
         // All threads share the mm, and VmHWM is the mm's: the last task to
         // stop reads it (and the breakdown) once, for everyone.
         if (tr.live_tasks == 0) {
+            // The moment a process ends, its memory and everyone else's are
+            // all still in place: the snapshot that catches short overlaps.
+            sampler_->snapshot_now();
             measure_image(tid, task.process, true);
             tr.final_read_done = true;
         }
@@ -434,6 +445,7 @@ void Tracer::on_reaped(pid_t tid, WaitStatus ws, const rusage& ru) {
     }
     proc.ru_maxrss_bytes = static_cast<uint64_t>(ru.ru_maxrss) * 1024;
     live_process_by_pid_.erase(proc.pid);
+    sampler_->remove(proc.pid);
     if (tid == root_pid_) {
         g_forward_pid.store(0);
         result_.exit = proc.exit;
@@ -528,6 +540,7 @@ RunResult Tracer::run() {
     ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     SignalForwarding forwarding(options_.forward_signals);
     start_ns_ = monotonic_ns();
+    sampler_ = std::make_unique<Sampler>(options_.sample_interval_ns, start_ns_);
     Launched launched = launch(options_.argv, kPtraceOptions);
     root_pid_ = launched.pid;
     report_fd_ = launched.report_fd;
@@ -543,6 +556,7 @@ RunResult Tracer::run() {
     size_t root_index = new_process(root_pid_, 0, ImageOrigin::Exec, nullptr, std::nullopt);
     add_task(root_pid_, root_index);
     tasks_[root_pid_].awaiting_first_stop = false;  // SEIZE: no initial stop
+    sampler_->start();
 
     try {
         for (;;) {
@@ -560,10 +574,12 @@ RunResult Tracer::run() {
             dispatch(tid, WaitStatus(status), ru);
         }
     } catch (...) {
+        sampler_->stop();
         kill_everything();
         if (report_fd_ >= 0) ::close(report_fd_);
         throw;
     }
+    sampler_->stop();
     if (report_fd_ >= 0) ::close(report_fd_);
     const int64_t end = now();
     result_.wall_seconds = static_cast<double>(end) / 1e9;
@@ -577,7 +593,10 @@ RunResult Tracer::run() {
                                               [](const Image& image) { return image.measured; }))
             result_.warnings.push_back("pid " + std::to_string(p.pid) + ": no stop could be measured");
     }
-    result_.peak = compute_tree_peak(result_.processes);
+    std::optional<uint64_t> sampled;
+    result_.timeline = sampler_->take_timeline();
+    if (!result_.timeline.points.empty()) sampled = sampler_->peak_bytes();
+    result_.peak = compute_tree_peak(result_.processes, sampled);
     return std::move(result_);
 }
 

@@ -4,7 +4,7 @@
 
 namespace max_rss {
 
-TreePeak compute_tree_peak(const std::vector<Process>& processes) {
+TreePeak compute_tree_peak(const std::vector<Process>& processes, std::optional<uint64_t> sampled_bytes) {
     TreePeak peak;
     // Sweep over image lifetimes: each image holds at most its own peak while
     // it lives, so the largest sum over images alive at the same moment bounds
@@ -38,8 +38,17 @@ TreePeak compute_tree_peak(const std::vector<Process>& processes) {
         running += e.delta;
         best = std::max(best, running);
     }
-    peak.tree_bytes = std::max(static_cast<uint64_t>(best), peak.largest_process_bytes);
-    peak.method = "overlapping-image-peaks";
+    peak.overlapping_peaks_bytes = std::max(static_cast<uint64_t>(best), peak.largest_process_bytes);
+    peak.sampled_bytes = sampled_bytes;
+    if (sampled_bytes) {
+        // What the live tree held at once (snapshots, shared pages once), and
+        // never less than one process's exact peak, which snapshots may miss.
+        peak.tree_bytes = std::max(*sampled_bytes, peak.largest_process_bytes);
+        peak.method = "snapshots";
+    } else {
+        peak.tree_bytes = peak.overlapping_peaks_bytes;
+        peak.method = "overlapping-image-peaks";
+    }
     return peak;
 }
 

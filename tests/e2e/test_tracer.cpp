@@ -206,3 +206,26 @@ TEST_CASE("a command that does not exist is a LaunchError with 127", "[tracer]")
         CHECK(std::string(e.what()) == "max-rss-no-such-command-xyz: command not found");
     }
 }
+
+TEST_CASE("100 MiB MAP_SHARED read by 4 children at once counts once", "[tracer][concurrent]") {
+    auto r = run({fixture("shared_map"), "100", "4"});
+    REQUIRE(r.processes.size() == 5);
+    CHECK(mib(r.peak.tree_bytes) >= 100);
+    CHECK(mib(r.peak.tree_bytes) <= 110);
+    CHECK(r.peak.method == "snapshots");
+    CHECK(mib(r.peak.sum_of_process_peaks_bytes) > 400);  // what summing Rss would claim
+}
+
+TEST_CASE("the timeline records the live tree and is bounded", "[tracer][concurrent]") {
+    TraceOptions options;
+    options.argv = {fixture("touch"), "50", "300"};
+    options.sample_interval_ns = 5'000'000;
+    auto r = trace(options);
+    // ~300 ms at 5 ms: dozens of points, and they saw the 50 MiB held.
+    CHECK(r.timeline.points.size() >= 20);
+    CHECK(r.timeline.points.size() <= 4096);
+    uint64_t best = 0;
+    for (const auto& p : r.timeline.points) best = std::max(best, p.total_bytes);
+    CHECK_MIB_NEAR(best, 50);
+    CHECK(r.peak.sampled_bytes == best);
+}

@@ -95,11 +95,19 @@ TEST_CASE("parse_smaps_rollup rejects text that is not a rollup", "[procfs]") {
     }
 }
 
-TEST_CASE("parse_statm_resident_bytes multiplies pages by the page size", "[procfs]") {
-    CHECK(*procfs::parse_statm_resident_bytes("1188 13119 290 193 0 13058 0\n", 4096) == 13119ull * 4096);
-    CHECK_FALSE(procfs::parse_statm_resident_bytes("1188", 4096).has_value());
-    CHECK_FALSE(procfs::parse_statm_resident_bytes("1188 x 2", 4096).has_value());
-    CHECK_FALSE(procfs::parse_statm_resident_bytes("", 4096).has_value());
+TEST_CASE("parse_statm reads resident and shared pages in bytes", "[procfs]") {
+    auto s = procfs::parse_statm("1188 13119 290 193 0 13058 0\n", 4096);
+    REQUIRE(s);
+    CHECK(s->resident_bytes == 13119ull * 4096);
+    CHECK(s->shared_bytes == 290ull * 4096);
+    auto real = procfs::parse_statm(load("statm_touch50.txt"), 4096);
+    REQUIRE(real);
+    CHECK(real->resident_bytes == 52476 * KiB);  // the same moment as status_touch50.txt
+    CHECK_FALSE(procfs::parse_statm("1188", 4096).has_value());
+    CHECK_FALSE(procfs::parse_statm("1188 12", 4096).has_value());
+    CHECK_FALSE(procfs::parse_statm("1188 x 2", 4096).has_value());
+    CHECK_FALSE(procfs::parse_statm("", 4096).has_value());
+    CHECK_FALSE(procfs::parse_statm("1 99999999999999999999 2", 4096).has_value());
 }
 
 TEST_CASE("parse_cmdline keeps empty arguments", "[procfs]") {
