@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,7 +28,10 @@ struct LaunchReport {
 // /bin/sh). Signals in block_mask are blocked in max_rss around fork and
 // restored in the child, so the program starts with max_rss's own mask.
 // Throws TracerError when fork or pipe fails.
-Launched launch(const std::vector<std::string>& argv, unsigned long ptrace_options);
+// before_release runs in max_rss after the child is seized and before it may
+// exec (e.g. to move it into a cgroup).
+Launched launch(const std::vector<std::string>& argv, unsigned long ptrace_options,
+                const std::function<void(pid_t)>& before_release = {});
 
 // Reads what the child wrote; call once the child has exec'd or exited.
 LaunchReport read_launch_report(int report_fd);

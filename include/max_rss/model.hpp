@@ -110,6 +110,9 @@ struct TreePeak {
     uint64_t overlapping_peaks_bytes = 0;
     uint64_t sum_of_process_peaks_bytes = 0;  // the naive figure: counts sequential peaks too
     std::optional<uint64_t> sampled_bytes;    // the largest snapshot of the live tree
+    // --cgroup: the tree's memory cgroup peak. Includes page cache, tmpfs/shmem
+    // and kernel memory charged to the tree: a cross-check, not resident memory.
+    std::optional<uint64_t> cgroup_bytes;
 };
 
 // Memory of the live tree over time, sampled by the tracer. Bounded in size

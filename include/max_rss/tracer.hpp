@@ -19,6 +19,10 @@ struct TraceOptions {
     // Period of the live-tree sampler (statm of every live process); 0 turns
     // periodic sampling off (snapshots at exit stops remain).
     int64_t sample_interval_ns = 20'000'000;
+    // Also run the tree in a memory cgroup of its own and report the cgroup's
+    // peak (includes page cache and kernel memory) beside ours. Where no
+    // cgroup can be used, a warning says why and tracing goes on.
+    bool use_cgroup = false;
 };
 
 // The command could not be started: not found (127) or not executable (126).

@@ -1,15 +1,21 @@
 // `max_rss [OPTIONS] -- COMMAND [ARGS...]`: trace one run, summarise, report.
 #include <max_rss/commands.hpp>
 #include <max_rss/console.hpp>
+#include <max_rss/duration.hpp>
 #include <max_rss/exit_codes.hpp>
 #include <max_rss/export.hpp>
+#include <max_rss/plot.hpp>
 #include <max_rss/report.hpp>
 #include <max_rss/size.hpp>
 #include <max_rss/tracer.hpp>
+#include <max_rss/tree_view.hpp>
 
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -23,7 +29,16 @@ struct RunArgs {
     bool quiet = false;
     int verbose = 0;
     std::string budget;
+    std::string interval = "20ms";
+    std::string plot;
+    bool tree = false;
+    bool cgroup = false;
 };
+
+bool stderr_wants_color() {
+    const char* no_color = std::getenv("NO_COLOR");
+    return ::isatty(STDERR_FILENO) && !(no_color && *no_color);
+}
 
 }  // namespace
 
@@ -38,6 +53,15 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
         ->option_text("FILE");
     app.add_flag("-q,--quiet", args->quiet, "Do not print the summary on stderr");
     app.add_flag("-v,--verbose", args->verbose, "More log output on stderr (-vv: every ptrace stop)");
+    app.add_option("--interval", args->interval,
+                   "Sample the live tree every DURATION (e.g. 20ms, 0.1s; 0 = only at exits)")
+        ->option_text("DURATION")
+        ->capture_default_str();
+    app.add_option("--plot", args->plot, "Draw memory over time, by process, into an HTML page FILE")
+        ->option_text("FILE");
+    app.add_flag("--tree", args->tree, "Print the process tree with each process's peak on stderr");
+    app.add_flag("--cgroup", args->cgroup,
+                 "Also run the tree in a memory cgroup and report its peak (includes page cache)");
     app.add_option("--budget", args->budget,
                    "Fail (exit 3) when the tree peak exceeds SIZE, e.g. 512MiB, 1.5GiB, 300MB")
         ->option_text("SIZE");
@@ -72,19 +96,26 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
                 return exit_code::usage;
             }
         }
+        const auto interval_ns = parse_duration_ns(args->interval);
+        if (!interval_ns) {
+            std::fprintf(stderr, "max_rss: --interval: '%s' is not a duration (try 20ms, 0.1s)\n",
+                         args->interval.c_str());
+            return exit_code::usage;
+        }
         // Opened now, so an unwritable path fails before the program runs.
-        std::optional<ExportTarget> report;
-        if (!args->output.empty()) {
-            try {
-                report.emplace(args->output);
-            } catch (const std::exception& e) {
-                std::fprintf(stderr, "max_rss: %s\n", e.what());
-                return exit_code::usage;
-            }
+        std::optional<ExportTarget> report, plot;
+        try {
+            if (!args->output.empty()) report.emplace(args->output);
+            if (!args->plot.empty()) plot.emplace(args->plot);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "max_rss: %s\n", e.what());
+            return exit_code::usage;
         }
 
         TraceOptions options;
         options.argv = args->command;
+        options.sample_interval_ns = *interval_ns;
+        options.use_cgroup = args->cgroup;
         RunResult result = trace(options);
 
         if (report) {
@@ -92,6 +123,8 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
             write_report_json(json, result);
             report->write(json.str());
         }
+        if (plot) plot->write(render_plot_html(result));
+        if (args->tree) std::fputs(format_tree(result, stderr_wants_color()).c_str(), stderr);
         if (!args->quiet) std::fputs(format_summary(result).c_str(), stderr);
         int code = result.exit.shell_code();
         if (budget && result.peak.tree_bytes > *budget) {

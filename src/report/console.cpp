@@ -39,21 +39,29 @@ std::string format_summary(const RunResult& r) {
         if (p.pid == r.peak.largest_pid && (!largest || p.peak_rss_bytes > largest->peak_rss_bytes)) largest = &p;
     }
     const size_t n = r.processes.size();
-    std::string out;
-    out += fmt::format("max_rss: {:<12} peak of the whole tree ({} process{}, {} image{})\n",
-                       format_bytes(r.peak.tree_bytes), n, n == 1 ? "" : "es", images,
-                       images == 1 ? "" : "s");
+    std::string out = fmt::format("max_rss: {} peak of the whole tree ({} process{}, {} image{})\n",
+                                  format_bytes(r.peak.tree_bytes), n, n == 1 ? "" : "es", images,
+                                  images == 1 ? "" : "s");
+    auto line = [&out](std::string_view label, std::string_view value, std::string_view note) {
+        out += fmt::format("  {:<17}{:>10}  {}\n", label, value, note);
+    };
     if (largest) {
-        const Program* prog = largest->images.empty() ? nullptr : largest->images.back().program.get();
-        out += fmt::format("  largest: {:<12} pid {} {}\n", format_bytes(largest->peak_rss_bytes),
-                           largest->pid, short_command(prog));
+        // Name the image that had the peak, not just the last one.
+        const Image* top = nullptr;
+        for (const auto& img : largest->images)
+            if (!top || img.peak_rss_bytes > top->peak_rss_bytes) top = &img;
+        line("largest process:", format_bytes(largest->peak_rss_bytes),
+             fmt::format("pid {} {}", largest->pid, short_command(top ? top->program.get() : nullptr)));
     }
-    if (r.ru_maxrss_bytes) {
-        out += fmt::format("  ru_maxrss: {:<10} what GNU time and hyperfine would report\n",
-                           format_bytes(*r.ru_maxrss_bytes));
-    }
-    out += fmt::format("  wall: {:<13} {}\n", fmt::format("{:.3f} s", r.wall_seconds), describe_exit(r.exit));
-    for (const auto& w : r.warnings) out += "  warning: " + w + "\n";
+    if (r.ru_maxrss_bytes)
+        line("ru_maxrss:", format_bytes(*r.ru_maxrss_bytes), "what GNU time and hyperfine report (root only)");
+    if (r.peak.cgroup_bytes)
+        line("cgroup peak:", format_bytes(*r.peak.cgroup_bytes), "includes page cache and kernel memory");
+    line("wall time:", fmt::format("{:.3f} s", r.wall_seconds), describe_exit(r.exit));
+    constexpr size_t kMaxWarnings = 5;
+    for (size_t i = 0; i < r.warnings.size() && i < kMaxWarnings; ++i) out += "  warning: " + r.warnings[i] + "\n";
+    if (r.warnings.size() > kMaxWarnings)
+        out += fmt::format("  ({} more warnings in the JSON report)\n", r.warnings.size() - kMaxWarnings);
     return out;
 }
 

@@ -109,6 +109,7 @@ void write_report_json(std::ostream& out, const RunResult& r) {
           {"largest_pid", r.peak.largest_pid},
           {"sampled_bytes", opt(r.peak.sampled_bytes)},
           {"overlapping_peaks_bytes", r.peak.overlapping_peaks_bytes},
+          {"cgroup_bytes", opt(r.peak.cgroup_bytes)},
           {"sum_of_process_peaks_bytes", r.peak.sum_of_process_peaks_bytes}}},
         {"ru_maxrss_bytes", opt(r.ru_maxrss_bytes)},
         {"degraded", r.degraded},

@@ -140,7 +140,8 @@ std::optional<std::string> find_in_path(const std::string& name) {
     return first_existing;
 }
 
-Launched launch(const std::vector<std::string>& argv_in, unsigned long ptrace_options) {
+Launched launch(const std::vector<std::string>& argv_in, unsigned long ptrace_options,
+                const std::function<void(pid_t)>& before_release) {
     // Everything the child needs is built before fork: after fork only
     // async-signal-safe calls are made.
     const std::vector<std::string> candidates = path_candidates(argv_in.at(0));
@@ -187,6 +188,7 @@ Launched launch(const std::vector<std::string>& argv_in, unsigned long ptrace_op
     } else {
         l.seize_errno = errno;
     }
+    if (before_release) before_release(pid);
     char go_byte = l.traced ? 'T' : 'U';
     ssize_t ignored = ::write(go[1], &go_byte, 1);
     (void)ignored;

@@ -6,6 +6,7 @@
 //   - PTRACE_EVENT_EXIT, before exit_mm: the image's VmHWM and a breakdown;
 //   - a new task's first stop: a forked child's inherited resident size.
 // Nothing polls and nothing sleeps.
+#include <max_rss/cgroup.hpp>
 #include <max_rss/launch.hpp>
 #include <max_rss/procfs.hpp>
 #include <max_rss/sampler.hpp>
@@ -541,7 +542,19 @@ RunResult Tracer::run() {
     SignalForwarding forwarding(options_.forward_signals);
     start_ns_ = monotonic_ns();
     sampler_ = std::make_unique<Sampler>(options_.sample_interval_ns, start_ns_);
-    Launched launched = launch(options_.argv, kPtraceOptions);
+    std::string cgroup_why_not;
+    std::optional<MemoryCgroup> cgroup =
+        options_.use_cgroup ? MemoryCgroup::create(cgroup_why_not) : std::nullopt;
+    if (options_.use_cgroup && !cgroup)
+        result_.warnings.push_back("--cgroup: " + cgroup_why_not + "; no cgroup peak");
+    auto join_cgroup = [&](pid_t pid) {
+        std::string why_not;
+        if (cgroup && !cgroup->add(pid, why_not)) {
+            result_.warnings.push_back("--cgroup: " + why_not + "; no cgroup peak");
+            cgroup.reset();
+        }
+    };
+    Launched launched = launch(options_.argv, kPtraceOptions, join_cgroup);
     root_pid_ = launched.pid;
     report_fd_ = launched.report_fd;
     g_forward_pid.store(root_pid_);
@@ -597,6 +610,7 @@ RunResult Tracer::run() {
     result_.timeline = sampler_->take_timeline();
     if (!result_.timeline.points.empty()) sampled = sampler_->peak_bytes();
     result_.peak = compute_tree_peak(result_.processes, sampled);
+    if (cgroup) result_.peak.cgroup_bytes = cgroup->peak_bytes();
     return std::move(result_);
 }
 

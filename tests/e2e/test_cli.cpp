@@ -255,3 +255,44 @@ TEST_CASE("signals a program sends itself arrive exactly once", "[cli][signals]"
     CHECK(out.exit_code == 0);
     CHECK(out.out == "got 1000\n");
 }
+
+TEST_CASE("--tree prints the process tree with peaks", "[cli][concurrent]") {
+    auto out = run_max_rss({"-q", "--tree", "--", fixture("children_touch"), "concurrent", "3", "20"});
+    CHECK(out.exit_code == 0);
+    CHECK(count_lines(out.err) == 4);  // root + 3 children
+    CHECK(out.err.find("├─ ") != std::string::npos);
+    CHECK(out.err.find("└─ ") != std::string::npos);
+    CHECK(out.err.find("20.") != std::string::npos);
+}
+
+TEST_CASE("--plot writes an HTML page with the timeline", "[cli][concurrent]") {
+    const std::string path = temp_path("plot.html");
+    auto out = run_max_rss({"-q", "--interval", "5ms", "--plot", path, "--", fixture("touch"), "30", "200"});
+    CHECK(out.exit_code == 0);
+    const std::string html = read_text_file(path);
+    std::remove(path.c_str());
+    CHECK(html.find("<svg") != std::string::npos);
+    CHECK(html.find("tree peak") != std::string::npos);
+    CHECK(html.find("touch 30 200") != std::string::npos);
+}
+
+TEST_CASE("--cgroup reports the cgroup peak or says why not", "[cli][concurrent]") {
+    auto out = run_max_rss({"-q", "-o", "-", "--cgroup", "--", fixture("touch"), "100"});
+    CHECK(out.exit_code == 0);
+    auto r = json::parse(out.out);
+    if (r["peak"]["cgroup_bytes"].is_null()) {
+        // No usable memory cgroup here: a warning must say why.
+        REQUIRE(r["warnings"].size() >= 1);
+        CHECK(r["warnings"][0].get<std::string>().rfind("--cgroup: ", 0) == 0);
+    } else {
+        const double cg = r["peak"]["cgroup_bytes"].get<double>() / MiB;
+        CHECK(cg >= 99);
+        CHECK(cg <= 120);
+    }
+}
+
+TEST_CASE("--interval must be a duration", "[cli]") {
+    auto out = run_max_rss({"--interval", "soon", "--", "/bin/true"});
+    CHECK(out.exit_code == 2);
+    CHECK(out.err == "max_rss: --interval: 'soon' is not a duration (try 20ms, 0.1s)\n");
+}
