@@ -1,10 +1,10 @@
 #include <max_rss/procfs.hpp>
 #include <max_rss/sampler.hpp>
 
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <ctime>
 
 namespace max_rss {
@@ -69,6 +69,11 @@ void append_bounded(Timeline& timeline, TimelinePoint point, size_t max_points) 
     pts.push_back(std::move(point));
 }
 
+namespace {
+volatile sig_atomic_t g_sample_due = 0;
+void on_alarm(int) { g_sample_due = 1; }
+}  // namespace
+
 Sampler::Sampler(int64_t interval_ns, int64_t start_ns, size_t max_points)
     : interval_ns_(interval_ns), start_ns_(start_ns), max_points_(max_points) {
     timeline_.interval_ns = interval_ns;
@@ -76,87 +81,59 @@ Sampler::Sampler(int64_t interval_ns, int64_t start_ns, size_t max_points)
 
 Sampler::~Sampler() { stop(); }
 
+bool Sampler::due() {
+    if (!g_sample_due) return false;
+    g_sample_due = 0;
+    return true;
+}
+
 void Sampler::start() {
-    if (interval_ns_ > 0 && !thread_.joinable()) thread_ = std::thread([this] { run(); });
+    if (interval_ns_ <= 0 || armed_) return;
+    struct sigaction sa {};
+    sa.sa_handler = on_alarm;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: the tracer's wait4 must return EINTR
+    ::sigaction(SIGALRM, &sa, &saved_alarm_);
+    itimerval timer{};
+    timer.it_interval.tv_sec = interval_ns_ / 1'000'000'000;
+    timer.it_interval.tv_usec = (interval_ns_ % 1'000'000'000) / 1000;
+    if (timer.it_interval.tv_sec == 0 && timer.it_interval.tv_usec == 0) timer.it_interval.tv_usec = 1;
+    timer.it_value = timer.it_interval;
+    ::setitimer(ITIMER_REAL, &timer, nullptr);
+    armed_ = true;
 }
 
 void Sampler::stop() {
-    {
-        std::lock_guard lock(mutex_);
-        stopping_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
+    if (!armed_) return;
+    itimerval off{};
+    ::setitimer(ITIMER_REAL, &off, nullptr);
+    ::sigaction(SIGALRM, &saved_alarm_, nullptr);
+    g_sample_due = 0;
+    armed_ = false;
 }
 
-void Sampler::add(pid_t pid, SampledProcess process) {
-    std::lock_guard lock(mutex_);
-    live_[pid] = process;
-}
+void Sampler::add(pid_t pid, SampledProcess process) { live_[pid] = process; }
 
 void Sampler::set_origin(pid_t pid, ImageOrigin origin, StatmSample inherited) {
-    std::lock_guard lock(mutex_);
     auto it = live_.find(pid);
     if (it == live_.end()) return;
     it->second.origin = origin;
     it->second.inherited = inherited;
 }
 
-void Sampler::remove(pid_t pid) {
-    std::lock_guard lock(mutex_);
-    live_.erase(pid);
-}
+void Sampler::remove(pid_t pid) { live_.erase(pid); }
 
-void Sampler::snapshot_now(int64_t min_gap_ns) {
-    const int64_t now = monotonic_ns();
-    if (now - last_snapshot_ns_.load(std::memory_order_relaxed) < min_gap_ns) return;
-    snapshot_locked_copy();
-}
-
-void Sampler::snapshot_locked_copy() {
-    std::lock_guard one_at_a_time(snapshot_mutex_);
-    std::vector<std::pair<pid_t, SampledProcess>> live;
-    {
-        std::lock_guard lock(mutex_);
-        live.assign(live_.begin(), live_.end());
-    }
-    if (live.empty()) return;
-    // /proc is read without the lock: the tracer is never held up by it.
-    std::vector<std::pair<SampledProcess, StatmSample>> samples;
-    samples.reserve(live.size());
+void Sampler::snapshot(int64_t min_gap_ns) {
     const int64_t t = monotonic_ns();
-    for (const auto& [pid, proc] : live) {
-        if (auto s = procfs::read_statm(pid)) samples.emplace_back(proc, *s);
+    if (live_.empty() || (min_gap_ns > 0 && t - last_snapshot_ns_ < min_gap_ns)) return;
+    last_snapshot_ns_ = t;
+    scratch_.clear();
+    for (const auto& [pid, proc] : live_) {
+        if (auto s = procfs::read_statm(pid)) scratch_.emplace_back(proc, *s);
     }
-    last_snapshot_ns_.store(t, std::memory_order_relaxed);
-    SnapshotTotal total = sum_snapshot(samples);
-    std::lock_guard lock(mutex_);
+    SnapshotTotal total = sum_snapshot(scratch_);
     peak_bytes_ = std::max(peak_bytes_, total.total_bytes);
     append_bounded(timeline_, TimelinePoint{t - start_ns_, total.total_bytes, std::move(total.top)}, max_points_);
-}
-
-uint64_t Sampler::peak_bytes() const {
-    std::lock_guard lock(mutex_);
-    return peak_bytes_;
-}
-
-Timeline Sampler::take_timeline() {
-    std::lock_guard lock(mutex_);
-    return std::move(timeline_);
-}
-
-void Sampler::run() {
-    std::unique_lock lock(mutex_);
-    auto next = std::chrono::steady_clock::now();
-    while (!stopping_) {
-        next += std::chrono::nanoseconds(interval_ns_);
-        const auto now = std::chrono::steady_clock::now();
-        if (next < now) next = now;  // fell behind (a huge tree): do not burst
-        if (wake_.wait_until(lock, next, [this] { return stopping_; })) break;
-        lock.unlock();
-        snapshot_locked_copy();
-        lock.lock();
-    }
 }
 
 }  // namespace max_rss

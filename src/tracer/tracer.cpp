@@ -389,7 +389,7 @@ void Tracer::on_exit_stop(pid_t tid, Task& task) {
         if (tr.live_tasks == 0) {
             // The moment a process ends, its memory and everyone else's are
             // all still in place: the snapshot that catches short overlaps.
-            sampler_->snapshot_now();
+            sampler_->snapshot(1'000'000);
             measure_image(tid, task.process, true);
             tr.final_read_done = true;
         }
@@ -575,6 +575,7 @@ RunResult Tracer::run() {
         for (;;) {
             int status = 0;
             rusage ru{};
+            if (Sampler::due()) sampler_->snapshot();
             pid_t tid = ::wait4(-1, &status, __WALL, &ru);
             if (tid < 0) {
                 if (errno == EINTR) {
