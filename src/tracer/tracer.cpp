@@ -389,7 +389,9 @@ void Tracer::on_exit_stop(pid_t tid, Task& task) {
         if (tr.live_tasks == 0) {
             // The moment a process ends, its memory and everyone else's are
             // all still in place: the snapshot that catches short overlaps.
-            sampler_->snapshot(1'000'000);
+            // Only in very wide trees is it rate-limited, so that exits do
+            // not become quadratic in the number of live processes.
+            sampler_->snapshot(live_process_by_pid_.size() > 128 ? 1'000'000 : 0);
             measure_image(tid, task.process, true);
             tr.final_read_done = true;
         }
