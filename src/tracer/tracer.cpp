@@ -219,8 +219,11 @@ size_t Tracer::new_process(pid_t pid, pid_t ppid, ImageOrigin origin,
         track_.back().parent = it->second;
     size_t index = result_.processes.size() - 1;
     live_process_by_pid_[pid] = index;
-    // The root before its first exec is max_rss's own fork: nothing of its own.
-    const ImageOrigin sampled_as = result_.processes[index].images.empty() ? ImageOrigin::SharedMm : origin;
+    // Counted as owning nothing until it is known what it owns: the root
+    // before its first exec is max_rss's own fork, and a forked child's
+    // inherited pages are only known at its first stop (on_first_stop).
+    const bool owns_nothing_yet = result_.processes[index].images.empty() || origin == ImageOrigin::Fork;
+    const ImageOrigin sampled_as = owns_nothing_yet ? ImageOrigin::SharedMm : origin;
     sampler_->add(pid, SampledProcess{static_cast<uint32_t>(index), sampled_as, {}});
     return index;
 }

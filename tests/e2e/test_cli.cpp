@@ -112,7 +112,7 @@ TEST_CASE("usage errors exit 2 and run nothing", "[cli]") {
     CHECK_FALSE(file_exists(marker));
 }
 
-TEST_CASE("--help and --version", "[cli]") {
+TEST_CASE("help and version", "[cli]") {
     auto help = run_max_rss({"--help"});
     CHECK(help.exit_code == 0);
     CHECK(help.out.find("--output") != std::string::npos);
@@ -129,7 +129,7 @@ TEST_CASE("options after COMMAND belong to COMMAND", "[cli]") {
     CHECK(out.out == "-q -- -o\n");
 }
 
-TEST_CASE("200,000 lines of stdout pass through untouched", "[cli]") {
+TEST_CASE("200000 lines of stdout pass through untouched", "[cli]") {
     auto out = run_max_rss({"-q", "--", fixture("print_lines"), "200000"});
     CHECK(out.exit_code == 0);
     CHECK(count_lines(out.out) == 200000);
@@ -184,7 +184,7 @@ TEST_CASE("the JSON report follows the documented schema", "[cli]") {
         CHECK(child.contains(key));
 }
 
-TEST_CASE("--budget fails a run over budget with exit 3", "[cli]") {
+TEST_CASE("budget: a run over it fails with exit 3", "[cli]") {
     auto over = run_max_rss({"--budget", "50MiB", "--", fixture("touch"), "100"});
     CHECK(over.exit_code == 3);
     CHECK(over.err.find("max_rss: over budget: peak 101.") != std::string::npos);
@@ -256,7 +256,7 @@ TEST_CASE("signals a program sends itself arrive exactly once", "[cli][signals]"
     CHECK(out.out == "got 1000\n");
 }
 
-TEST_CASE("--tree prints the process tree with peaks", "[cli][concurrent]") {
+TEST_CASE("tree option prints the process tree with peaks", "[cli][concurrent]") {
     auto out = run_max_rss({"-q", "--tree", "--", fixture("children_touch"), "concurrent", "3", "20"});
     CHECK(out.exit_code == 0);
     CHECK(count_lines(out.err) == 4);  // root + 3 children
@@ -265,7 +265,7 @@ TEST_CASE("--tree prints the process tree with peaks", "[cli][concurrent]") {
     CHECK(out.err.find("20.") != std::string::npos);
 }
 
-TEST_CASE("--plot writes an HTML page with the timeline", "[cli][concurrent]") {
+TEST_CASE("plot option writes an HTML page with the timeline", "[cli][concurrent]") {
     const std::string path = temp_path("plot.html");
     auto out = run_max_rss({"-q", "--interval", "5ms", "--plot", path, "--", fixture("touch"), "30", "200"});
     CHECK(out.exit_code == 0);
@@ -276,7 +276,7 @@ TEST_CASE("--plot writes an HTML page with the timeline", "[cli][concurrent]") {
     CHECK(html.find("touch 30 200") != std::string::npos);
 }
 
-TEST_CASE("--cgroup reports the cgroup peak or says why not", "[cli][concurrent]") {
+TEST_CASE("cgroup option reports the cgroup peak or says why not", "[cli][concurrent]") {
     auto out = run_max_rss({"-q", "-o", "-", "--cgroup", "--", fixture("touch"), "100"});
     CHECK(out.exit_code == 0);
     auto r = json::parse(out.out);
@@ -291,7 +291,7 @@ TEST_CASE("--cgroup reports the cgroup peak or says why not", "[cli][concurrent]
     }
 }
 
-TEST_CASE("--interval must be a duration", "[cli]") {
+TEST_CASE("interval option must be a duration", "[cli]") {
     auto out = run_max_rss({"--interval", "soon", "--", "/bin/true"});
     CHECK(out.exit_code == 2);
     CHECK(out.err == "max_rss: --interval: 'soon' is not a duration (try 20ms, 0.1s)\n");

@@ -45,14 +45,14 @@ TEST_CASE("a peak freed before exit is still the peak", "[tracer]") {
     CHECK(mib(*r.processes[0].at_exit.rss_bytes) < 15);
 }
 
-TEST_CASE("4 threads each touching 50 MiB, freed before exit: 200 MiB", "[tracer]") {
+TEST_CASE("4 threads each touching 50 MiB and freeing it before exit: 200 MiB", "[tracer]") {
     auto r = run({fixture("threads_touch"), "4", "50"});
     REQUIRE(r.processes.size() == 1);  // threads are counted, not listed
     CHECK(r.processes[0].threads == 5);
     CHECK_MIB_NEAR(r.peak.tree_bytes, 200);
 }
 
-TEST_CASE("touch 200 MiB then exec a 10 MiB program: one process, two images", "[tracer]") {
+TEST_CASE("touch 200 MiB then exec a 10 MiB program: one process with two images", "[tracer]") {
     auto r = run({fixture("touch_exec"), "200", fixture("touch"), "10"});
     REQUIRE(r.processes.size() == 1);
     const auto& images = r.processes[0].images;
@@ -66,7 +66,7 @@ TEST_CASE("touch 200 MiB then exec a 10 MiB program: one process, two images", "
     CHECK(images[0].end_ns == images[1].start_ns);
 }
 
-TEST_CASE("a 300 MiB parent fork+execs a tiny program: the child is tiny, ru_maxrss is not",
+TEST_CASE("a 300 MiB parent fork+execs a tiny program: the child is tiny but its ru_maxrss is not",
           "[tracer]") {
     auto r = run({fixture("fork_exec"), "300", fixture("exit_code"), "0"});
     REQUIRE(r.processes.size() == 2);
@@ -139,7 +139,7 @@ TEST_CASE("a program SIGKILLed after touching 100 MiB: signal 9 and the right pe
     CHECK(mib(r.peak.tree_bytes) <= 102.5);
 }
 
-TEST_CASE("2,000 short-lived children: 2,001 processes in the report", "[tracer]") {
+TEST_CASE("2000 short-lived children: 2001 processes in the report", "[tracer]") {
     auto r = run({fixture("many_children"), "2000"});
     CHECK(r.exit.code == 0);
     REQUIRE(r.processes.size() == 2001);
