@@ -4,6 +4,8 @@
 
 #include <max_rss/bench_model.hpp>
 
+#include <functional>
+#include <iosfwd>
 #include <span>
 #include <string>
 #include <string_view>
@@ -68,6 +70,10 @@ public:
     // std::runtime_error: cannot write export file 'PATH': <strerror>
     // (or: cannot write export to stdout: <strerror>)
     void write(std::string_view bytes);
+
+    // Like write(), but produce writes the bytes to a stream that goes to the
+    // file in pieces, so a large report is never whole in memory.
+    void write_stream(const std::function<void(std::ostream&)>& produce);
 
     // The results so far, after each command: rewrites a file like write(),
     // does nothing for stdout (which gets only the final write()).

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -137,7 +138,9 @@ struct RunResult {
     double wall_seconds = 0;
     std::optional<uint64_t> ru_maxrss_bytes;  // wait4 of the root: what GNU time says
     TreePeak peak;
-    std::vector<Process> processes;  // in order of creation; [0] is the root
+    // In order of creation; [0] is the root. A deque: a tree of 10,000
+    // processes grows it without the copy-and-double spike of a vector.
+    std::deque<Process> processes;
     Timeline timeline;
     std::vector<std::string> warnings;  // things the user should know (degraded, ...)
     bool degraded = false;           // ptrace was unavailable: figures are partial

@@ -44,7 +44,7 @@ RunResult trace(const TraceOptions& options);
 
 // Derives result.peak from result.processes and the largest snapshot of the
 // live tree, if there was any (pure; used by trace()).
-TreePeak compute_tree_peak(const std::vector<Process>& processes,
+TreePeak compute_tree_peak(const std::deque<Process>& processes,
                            std::optional<uint64_t> sampled_bytes = std::nullopt);
 
 }  // namespace max_rss

@@ -18,7 +18,7 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
-#include <sstream>
+#include <ostream>
 
 namespace max_rss::cli {
 namespace {
@@ -118,11 +118,7 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
         options.use_cgroup = args->cgroup;
         RunResult result = trace(options);
 
-        if (report) {
-            std::ostringstream json;
-            write_report_json(json, result);
-            report->write(json.str());
-        }
+        if (report) report->write_stream([&result](std::ostream& out) { write_report_json(out, result); });
         if (plot) plot->write(render_plot_html(result));
         if (args->tree) std::fputs(format_tree(result, stderr_wants_color()).c_str(), stderr);
         if (!args->quiet) std::fputs(format_summary(result).c_str(), stderr);

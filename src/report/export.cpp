@@ -1,5 +1,8 @@
 #include <max_rss/export.hpp>
 
+#include <ostream>
+#include <streambuf>
+
 #include <max_rss/stats.hpp>
 
 #include <fmt/format.h>
@@ -210,28 +213,78 @@ void ExportTarget::discard_temp_file() {
     temp_fd_ = -1;
 }
 
-void ExportTarget::write(std::string_view bytes) {
-    if (is_stdout()) {
-        if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() || std::fflush(stdout) != 0) {
-            throw std::runtime_error(fmt::format("cannot write export to stdout: {}", std::strerror(errno)));
+namespace {
+// A minimal output buffer over a file descriptor, so large exports are written
+// in 64 KiB pieces instead of being built whole in memory first.
+class FdBuf : public std::streambuf {
+public:
+    explicit FdBuf(int fd) : fd_(fd) { setp(buf_, buf_ + sizeof buf_); }
+    int error() const { return error_; }
+
+protected:
+    int_type overflow(int_type ch) override {
+        if (!flush_buffer()) return traits_type::eof();
+        if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+            *pptr() = traits_type::to_char_type(ch);
+            pbump(1);
         }
+        return traits_type::not_eof(ch);
+    }
+    int sync() override { return flush_buffer() ? 0 : -1; }
+
+private:
+    bool flush_buffer() {
+        const char* p = pbase();
+        while (p < pptr()) {
+            const ssize_t n = ::write(fd_, p, static_cast<size_t>(pptr() - p));
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                error_ = errno;
+                return false;
+            }
+            p += n;
+        }
+        setp(buf_, buf_ + sizeof buf_);
+        return true;
+    }
+    int fd_;
+    int error_ = 0;
+    char buf_[65536];
+};
+}  // namespace
+
+void ExportTarget::write(std::string_view bytes) {
+    write_stream([bytes](std::ostream& out) { out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())); });
+}
+
+void ExportTarget::write_stream(const std::function<void(std::ostream&)>& produce) {
+    if (is_stdout()) {
+        std::fflush(stdout);
+        FdBuf buf(STDOUT_FILENO);
+        std::ostream out(&buf);
+        produce(out);
+        out.flush();
+        if (buf.error() != 0)
+            throw std::runtime_error(fmt::format("cannot write export to stdout: {}", std::strerror(buf.error())));
         return;
     }
     if (temp_fd_ < 0) open_temp_file();
-    while (!bytes.empty()) {
-        const ssize_t written = ::write(temp_fd_, bytes.data(), bytes.size());
-        if (written < 0) {
-            if (errno == EINTR) continue;
-            const int error = errno;
-            discard_temp_file();
-            fail("write", path_, error);
-        }
-        bytes.remove_prefix(static_cast<size_t>(written));
+    int error = 0;
+    {
+        FdBuf buf(temp_fd_);
+        std::ostream out(&buf);
+        produce(out);
+        out.flush();
+        error = buf.error();
+    }
+    if (error != 0) {
+        discard_temp_file();
+        fail("write", path_, error);
     }
     const int fd = std::exchange(temp_fd_, -1);
     // close() reports delayed write errors (NFS, quotas): check it before the rename.
     if (::close(fd) != 0 || ::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-        const int error = errno;
+        error = errno;
         ::unlink(temp_path_.c_str());
         fail("write", path_, error);
     }

@@ -4,7 +4,7 @@
 
 namespace max_rss {
 
-TreePeak compute_tree_peak(const std::vector<Process>& processes, std::optional<uint64_t> sampled_bytes) {
+TreePeak compute_tree_peak(const std::deque<Process>& processes, std::optional<uint64_t> sampled_bytes) {
     TreePeak peak;
     // Sweep over image lifetimes: each image holds at most its own peak while
     // it lives, so the largest sum over images alive at the same moment bounds

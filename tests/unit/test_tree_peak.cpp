@@ -22,7 +22,7 @@ Process proc(pid_t pid, std::vector<std::tuple<uint64_t, int64_t, int64_t>> imag
 }  // namespace
 
 TEST_CASE("tree peak: children that overlap add up", "[tree_peak]") {
-    std::vector<Process> ps{proc(1, {{1, 0, 100}})};
+    std::deque<Process> ps{proc(1, {{1, 0, 100}})};
     for (int i = 0; i < 4; ++i) ps.push_back(proc(2 + i, {{50, 10, 90}}));
     auto peak = compute_tree_peak(ps);
     CHECK(peak.tree_bytes == 201 * MiB);
@@ -31,7 +31,7 @@ TEST_CASE("tree peak: children that overlap add up", "[tree_peak]") {
 }
 
 TEST_CASE("tree peak: children one after another do not add up", "[tree_peak]") {
-    std::vector<Process> ps{proc(1, {{1, 0, 100}})};
+    std::deque<Process> ps{proc(1, {{1, 0, 100}})};
     for (int i = 0; i < 4; ++i) ps.push_back(proc(2 + i, {{50, 10 + 20 * i, 20 + 20 * i}}));
     auto peak = compute_tree_peak(ps);
     CHECK(peak.tree_bytes == 51 * MiB);
