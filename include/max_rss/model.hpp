@@ -144,6 +144,7 @@ struct RunResult {
     Timeline timeline;
     std::vector<std::string> warnings;  // things the user should know (degraded, ...)
     bool degraded = false;           // ptrace was unavailable: figures are partial
+    std::string degraded_reason;     // why, and what the figures then mean
 };
 
 }  // namespace max_rss

@@ -39,9 +39,9 @@ std::string format_summary(const RunResult& r) {
         if (p.pid == r.peak.largest_pid && (!largest || p.peak_rss_bytes > largest->peak_rss_bytes)) largest = &p;
     }
     const size_t n = r.processes.size();
-    std::string out = fmt::format("max_rss: {} peak of the whole tree ({} process{}, {} image{})\n",
+    std::string out = fmt::format("max_rss: {} peak of the whole tree ({} process{}, {} image{}){}\n",
                                   format_bytes(r.peak.tree_bytes), n, n == 1 ? "" : "es", images,
-                                  images == 1 ? "" : "s");
+                                  images == 1 ? "" : "s", r.degraded ? " [degraded: sampled, not traced]" : "");
     auto line = [&out](std::string_view label, std::string_view value, std::string_view note) {
         out += fmt::format("  {:<17}{:>10}  {}\n", label, value, note);
     };

@@ -113,6 +113,7 @@ void write_report_json(std::ostream& out, const RunResult& r) {
           {"sum_of_process_peaks_bytes", r.peak.sum_of_process_peaks_bytes}}},
         {"ru_maxrss_bytes", opt(r.ru_maxrss_bytes)},
         {"degraded", r.degraded},
+        {"degraded_reason", r.degraded ? json(r.degraded_reason) : json(nullptr)},
         {"warnings", r.warnings},
         {"process_count", r.processes.size()},
         {"timeline", timeline_to_json(r.timeline)},

@@ -13,6 +13,7 @@
 #include <max_rss/tracer.hpp>
 #include <max_rss/wait_status.hpp>
 
+#include <dirent.h>
 #include <linux/sched.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -180,6 +181,9 @@ private:
     void listen(pid_t tid);
     int64_t now() const { return monotonic_ns() - start_ns_; }
     void kill_everything();
+    // ptrace refused: run the program anyway, measured by sampling /proc and wait4.
+    RunResult run_untraced(int seize_errno);
+    void poll_untraced_tree();
 
     const TraceOptions& options_;
     RunResult result_;
@@ -194,6 +198,7 @@ private:
     int64_t start_ns_ = 0;
     uint64_t next_serial_ = 1;
     std::unique_ptr<Sampler> sampler_;
+    std::unordered_set<pid_t> untraced_parents_;  // degraded mode: processes seen with children
 };
 
 size_t Tracer::new_process(pid_t pid, pid_t ppid, ImageOrigin origin,
@@ -564,11 +569,9 @@ RunResult Tracer::run() {
     report_fd_ = launched.report_fd;
     g_forward_pid.store(root_pid_);
     if (!launched.traced) {
-        ::kill(root_pid_, SIGKILL);
-        ::waitpid(root_pid_, nullptr, 0);
-        ::close(report_fd_);
-        throw TracerError(std::string("cannot trace the program (PTRACE_SEIZE: ") +
-                          std::strerror(launched.seize_errno) + ")");
+        RunResult r = run_untraced(launched.seize_errno);
+        if (cgroup) r.peak.cgroup_bytes = cgroup->peak_bytes();
+        return r;
     }
     // The root's image before its first exec is max_rss's own fork: not created.
     size_t root_index = new_process(root_pid_, 0, ImageOrigin::Exec, nullptr, std::nullopt);
@@ -617,6 +620,155 @@ RunResult Tracer::run() {
     if (!result_.timeline.points.empty()) sampled = sampler_->peak_bytes();
     result_.peak = compute_tree_peak(result_.processes, sampled);
     if (cgroup) result_.peak.cgroup_bytes = cgroup->peak_bytes();
+    return std::move(result_);
+}
+
+namespace {
+std::string why_ptrace_failed(int err) {
+    if (err == EPERM)
+        return "max_rss is itself being traced (strace, gdb), or Yama ptrace_scope or a container's seccomp "
+               "profile forbids ptrace";
+    if (err == ENOSYS) return "this kernel or sandbox has no ptrace";
+    return std::strerror(err);
+}
+
+// The pids listed in /proc/<pid>/task/<tid>/children for every thread of pid.
+std::vector<pid_t> proc_children(pid_t pid) {
+    std::vector<pid_t> out;
+    const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
+    DIR* dir = ::opendir(task_dir.c_str());
+    if (!dir) return out;
+    while (dirent* entry = ::readdir(dir)) {
+        if (entry->d_name[0] == '.') continue;
+        auto text = procfs::read_file((task_dir + "/" + entry->d_name + "/children").c_str());
+        if (!text) continue;
+        const char* p = text->c_str();
+        char* end = nullptr;
+        for (long v = std::strtol(p, &end, 10); end != p; v = std::strtol(p, &end, 10)) {
+            out.push_back(static_cast<pid_t>(v));
+            p = end;
+        }
+    }
+    ::closedir(dir);
+    return out;
+}
+}  // namespace
+
+void Tracer::poll_untraced_tree() {
+    // Discover: the children of every live process, and our own (orphans
+    // reparent to us, the subreaper).
+    std::vector<pid_t> parents{::getpid()};
+    for (const auto& [pid, index] : live_process_by_pid_) parents.push_back(pid);
+    for (pid_t parent : parents) {
+        for (pid_t child : proc_children(parent)) {
+            if (live_process_by_pid_.count(child)) continue;
+            auto program = std::make_shared<Program>();
+            program->argv = procfs::read_cmdline(child);
+            program->exe = procfs::read_exe(child);
+            const pid_t ppid = parent == ::getpid() ? 0 : parent;
+            if (ppid != 0) untraced_parents_.insert(ppid);
+            size_t index = new_process(child, ppid, ImageOrigin::Exec, std::move(program), std::nullopt);
+            result_.processes[index].threads = 1;
+        }
+    }
+    // VmHWM is monotonic: reading it while a process lives catches every peak
+    // it reached before this moment, however short.
+    for (const auto& [pid, index] : live_process_by_pid_) {
+        auto status = procfs::read_status(pid);
+        if (!status || !status->hwm_bytes) continue;
+        Process& proc = result_.processes[index];
+        if (status->threads) proc.threads = std::max(proc.threads, *status->threads);
+        Image& img = proc.images.back();
+        img.hwm_bytes = std::max(img.hwm_bytes.value_or(0), *status->hwm_bytes);
+        img.peak_rss_bytes = *img.hwm_bytes;
+        img.measured = true;
+        proc.peak_rss_bytes = std::max(proc.peak_rss_bytes, img.peak_rss_bytes);
+        proc.at_exit = procfs::make_breakdown(status, std::nullopt);
+    }
+    sampler_->snapshot();
+}
+
+RunResult Tracer::run_untraced(int seize_errno) {
+    result_.degraded = true;
+    result_.degraded_reason = "PTRACE_SEIZE: " + std::string(std::strerror(seize_errno)) + " (" +
+                              why_ptrace_failed(seize_errno) +
+                              "); figures come from sampling /proc and wait4: a process's last moments and "
+                              "processes shorter than the sampling interval can be missed";
+    // The one line the user sees, even with -q.
+    spdlog::warn("cannot trace ({}): measuring by sampling /proc instead; the report is marked degraded",
+                 why_ptrace_failed(seize_errno));
+    // Without ptrace the exec is not seen: wait for it (the report pipe closes
+    // on exec) or for the child's report of why it failed.
+    auto report = read_launch_report(report_fd_);
+    ::close(report_fd_);
+    report_fd_ = -1;
+    if (report.exec_errno != 0) {
+        ::waitpid(root_pid_, nullptr, 0);
+        const int code = (report.exec_errno == ENOENT || report.exec_errno == ENOTDIR) ? 127 : 126;
+        throw LaunchError(options_.argv[0] + ": " +
+                              (code == 127 ? std::string("command not found") : std::strerror(report.exec_errno)),
+                          code);
+    }
+    auto program = std::make_shared<Program>();
+    program->argv = options_.argv;
+    program->exe = procfs::read_exe(root_pid_);
+    size_t root_index = new_process(root_pid_, 0, ImageOrigin::Exec, std::move(program), std::nullopt);
+    result_.processes[root_index].threads = 1;
+    sampler_ = std::make_unique<Sampler>(options_.sample_interval_ns > 0 ? options_.sample_interval_ns : 20'000'000,
+                                         start_ns_);
+    sampler_->add(root_pid_, SampledProcess{static_cast<uint32_t>(root_index), ImageOrigin::Exec, {}});
+    sampler_->start();
+    poll_untraced_tree();
+    for (;;) {
+        if (Sampler::due()) poll_untraced_tree();
+        int status = 0;
+        rusage ru{};
+        pid_t pid = ::wait4(-1, &status, __WALL, &ru);
+        if (pid < 0) {
+            if (errno == EINTR) {
+                forward_pending_signal();
+                continue;
+            }
+            if (errno == ECHILD) break;
+            throw TracerError(std::string("wait4: ") + std::strerror(errno));
+        }
+        auto it = live_process_by_pid_.find(pid);
+        if (it == live_process_by_pid_.end()) continue;
+        Process& proc = result_.processes[it->second];
+        WaitStatus ws(status);
+        if (ws.kind() == StopKind::Exited) proc.exit.code = ws.code();
+        else if (ws.kind() == StopKind::Killed) proc.exit.signal = ws.signal();
+        else continue;
+        proc.end_ns = now();
+        proc.images.back().end_ns = proc.end_ns;
+        proc.ru_maxrss_bytes = static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+        // Sampling misses a process's last moments; wait4's figure covers
+        // them, and is the process's own only if it waited for no children.
+        if (!untraced_parents_.count(pid) && *proc.ru_maxrss_bytes > proc.peak_rss_bytes) {
+            proc.peak_rss_bytes = *proc.ru_maxrss_bytes;
+            proc.images.back().peak_rss_bytes = *proc.ru_maxrss_bytes;
+            proc.images.back().measured = true;
+        }
+        live_process_by_pid_.erase(pid);
+        sampler_->remove(pid);
+        if (pid == root_pid_) {
+            g_forward_pid.store(0);
+            result_.exit = proc.exit;
+            result_.ru_maxrss_bytes = proc.ru_maxrss_bytes;
+        }
+    }
+    sampler_->stop();
+    const int64_t end = now();
+    result_.wall_seconds = static_cast<double>(end) / 1e9;
+    for (auto& p : result_.processes) {
+        if (p.end_ns == 0) p.end_ns = end;
+        if (p.images.back().end_ns == 0) p.images.back().end_ns = p.end_ns;
+    }
+    result_.timeline = sampler_->take_timeline();
+    std::optional<uint64_t> sampled;
+    if (!result_.timeline.points.empty()) sampled = sampler_->peak_bytes();
+    result_.peak = compute_tree_peak(result_.processes, sampled);
+    result_.peak.method = "degraded-sampling";
     return std::move(result_);
 }
 
