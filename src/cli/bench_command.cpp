@@ -1,0 +1,336 @@
+// `max_rss bench [OPTIONS] COMMAND...`: measure each command's peak over
+// several runs, hyperfine-style, print a summary and export the results.
+#include <max_rss/bench.hpp>
+#include <max_rss/commands.hpp>
+#include <max_rss/exit_codes.hpp>
+#include <max_rss/export.hpp>
+#include <max_rss/launch.hpp>
+#include <max_rss/procfs.hpp>
+#include <max_rss/size.hpp>
+#include <max_rss/tracer.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
+
+namespace max_rss::cli {
+namespace {
+
+struct BenchArgs {
+    std::vector<std::string> commands;
+    unsigned runs = 5;
+    unsigned warmup = 0;
+    std::vector<std::string> names;
+    std::vector<std::string> prepare;
+    std::string shell = "/bin/sh";
+    bool no_shell = false;
+    bool ignore_failure = false;
+    bool show_output = false;
+    std::string style = "auto";
+    std::string export_json;
+    std::string export_markdown;
+    std::string export_csv;
+    std::string budget;
+};
+
+// A mistake on the command line: one line, exit 2, nothing was run.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct Export {
+    ExportFormat format;
+    ExportTarget target;
+};
+
+// Everything the loop needs, checked before anything runs.
+struct Plan {
+    std::vector<BenchCommand> commands;
+    BenchSettings settings;
+    std::vector<Export> exports;
+    std::optional<uint64_t> budget;
+    OutputStyle style;
+    bool show_output = false;
+};
+
+// Checks that argv[0] can be found, so a typo fails before minutes of runs.
+void check_found(const std::vector<std::string>& argv, std::string_view what) {
+    if (!find_in_path(argv.at(0))) {
+        throw LaunchError(fmt::format("bench: {}: {}: command not found", what, argv[0]), exit_code::not_found);
+    }
+}
+
+Plan make_plan(CLI::App& app, CLI::App& bench, BenchArgs& args) {
+    // Things CLI11 cannot see: main() splits off everything after "--" (for
+    // the run mode), so `max_rss bench -- CMD...` reaches us only through
+    // /proc/self/cmdline; options given before "bench" belong to the run mode.
+    if (app.get_subcommands().size() > 1) {
+        throw UsageError("bench: 'bench' and 'compare' cannot be combined (a COMMAND named 'compare' needs a path, "
+                         "e.g. './compare')");
+    }
+    for (const CLI::Option* option : app.get_options()) {
+        if (option->count() > 0) {
+            throw UsageError(fmt::format("bench: {} is an option of the run mode; give bench's options after 'bench'",
+                                         option->get_name()));
+        }
+    }
+    if (const auto rest = after_first_dashdash(procfs::read_cmdline(::getpid()))) {
+        args.commands.insert(args.commands.end(), rest->begin(), rest->end());
+    }
+
+    Plan plan;
+    if (args.commands.empty()) throw UsageError("bench: no COMMAND given");
+    if (args.names.size() > args.commands.size()) {
+        throw UsageError(fmt::format("bench: {} --command-name for {} COMMAND{}", args.names.size(),
+                                     args.commands.size(), args.commands.size() == 1 ? "" : "s"));
+    }
+    if (args.prepare.size() > 1 && args.prepare.size() != args.commands.size()) {
+        throw UsageError(fmt::format("bench: give --prepare once, or once per COMMAND ({}), not {} times",
+                                     args.commands.size(), args.prepare.size()));
+    }
+    if (args.no_shell && bench.get_option("--shell")->count() > 0) {
+        throw UsageError("bench: -N is --shell=none; give one of them");
+    }
+    std::optional<std::string> shell;
+    if (!args.no_shell && args.shell != "none") {
+        if (args.shell.empty()) throw UsageError("bench: --shell: empty (use --shell=none or -N for no shell)");
+        shell = args.shell;
+    }
+    const auto style = parse_bench_style(args.style);
+    if (!style) {
+        throw UsageError(
+            fmt::format("bench: --style: '{}' is not one of auto, basic, full, nocolor, color, none", args.style));
+    }
+    if (!args.budget.empty()) {
+        plan.budget = parse_size(args.budget);
+        if (!plan.budget) {
+            throw UsageError(fmt::format("bench: --budget: '{}' is not a size (try 512MiB, 1.5GiB, 300MB)", args.budget));
+        }
+    }
+
+    const auto argv_of = [&](const std::string& command, std::string_view what) {
+        std::vector<std::string> argv;
+        try {
+            argv = command_argv(command, shell);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(fmt::format("bench: {} '{}': {}", what, command, e.what()));
+        }
+        if (argv.empty()) throw UsageError(fmt::format("bench: {} '{}' has no words to run", what, command));
+        return argv;
+    };
+    for (size_t i = 0; i < args.commands.size(); ++i) {
+        BenchCommand command;
+        command.command = args.commands[i];
+        if (i < args.names.size()) command.name = args.names[i];
+        if (command.command.empty()) throw UsageError(fmt::format("bench: COMMAND {} is empty", i + 1));
+        command.argv = argv_of(command.command, "COMMAND");
+        if (!args.prepare.empty()) {
+            command.prepare = args.prepare.size() == 1 ? args.prepare[0] : args.prepare[i];
+            command.prepare_argv = argv_of(command.prepare, "--prepare command");
+        }
+        plan.commands.push_back(std::move(command));
+    }
+    plan.settings.runs = args.runs;
+    plan.settings.warmup = args.warmup;
+    plan.settings.ignore_failure = args.ignore_failure;
+
+    // Opened now, so a bad path fails before any run.
+    const std::tuple<const char*, const std::string*, ExportFormat> requested[] = {
+        {"--export-json", &args.export_json, ExportFormat::Json},
+        {"--export-markdown", &args.export_markdown, ExportFormat::Markdown},
+        {"--export-csv", &args.export_csv, ExportFormat::Csv},
+    };
+    for (const auto& [option, path, format] : requested) {
+        if (bench.get_option(option)->count() == 0) continue;
+        for (const Export& other : plan.exports) {
+            if (other.target.path() == *path) {
+                throw UsageError(other.target.is_stdout()
+                                     ? "bench: only one export can go to stdout ('-')"
+                                     : fmt::format("bench: two exports to the same file '{}'", *path));
+            }
+        }
+        try {
+            plan.exports.push_back(Export{format, ExportTarget(*path)});
+        } catch (const std::runtime_error& e) {
+            throw UsageError(fmt::format("bench: {}: {}", option, e.what()));
+        }
+    }
+
+    // Only now the slower checks that look at the file system.
+    for (size_t i = 0; i < plan.commands.size(); ++i) {
+        check_found(plan.commands[i].argv, fmt::format("COMMAND '{}'", plan.commands[i].command));
+        if (!plan.commands[i].prepare_argv.empty()) {
+            check_found(plan.commands[i].prepare_argv, fmt::format("--prepare command '{}'", plan.commands[i].prepare));
+        }
+    }
+
+    const char* no_color = std::getenv("NO_COLOR");
+    plan.style = resolve_style(*style, ::isatty(STDERR_FILENO) == 1, no_color != nullptr && *no_color != '\0');
+    // The programs' output would tear the bar apart.
+    plan.show_output = args.show_output;
+    if (args.show_output) plan.style.progress = false;
+    return plan;
+}
+
+// The human output, on stderr.
+class Console {
+public:
+    explicit Console(OutputStyle style) : style_(style) {}
+    ~Console() { clear_progress(); }
+    Console(const Console&) = delete;
+    Console& operator=(const Console&) = delete;
+
+    void print(const std::string& text) {
+        if (!style_.show || text.empty()) return;
+        clear_progress();
+        std::fputs(text.c_str(), stderr);
+        std::fflush(stderr);
+    }
+    void progress(const BenchProgress& progress) {
+        if (!style_.progress) return;
+        std::fprintf(stderr, "\r\x1b[2K%s", format_progress_line(progress, style_.color).c_str());
+        std::fflush(stderr);
+        progress_shown_ = true;
+    }
+    void clear_progress() {
+        if (!progress_shown_) return;
+        std::fputs("\r\x1b[2K", stderr);
+        std::fflush(stderr);
+        progress_shown_ = false;
+    }
+    [[nodiscard]] bool color() const { return style_.color; }
+
+private:
+    OutputStyle style_;
+    bool progress_shown_ = false;
+};
+
+int run_bench(Plan& plan) {
+    Console console(plan.style);
+    TracingExecutor executor(plan.show_output);
+    std::vector<BenchResult> results;
+    for (size_t i = 0; i < plan.commands.size(); ++i) {
+        const BenchCommand& command = plan.commands[i];
+        BenchResult header;
+        header.command = command.command;
+        header.name = command.name;
+        console.print(format_bench_header(i + 1, header, console.color()));
+        BenchOutcome outcome;
+        try {
+            outcome = run_benchmark(command, plan.settings, executor,
+                                    [&console](const BenchProgress& progress) { console.progress(progress); });
+        } catch (const BenchAborted& e) {
+            console.clear_progress();
+            std::fprintf(stderr, "max_rss: bench: %s\n", e.what());
+            return e.exit_code;
+        }
+        console.clear_progress();
+        std::string text = format_bench_statistics(outcome.result, console.color());
+        if (outcome.failed_runs > 0) {
+            text += fmt::format("  Warning: {} of {} runs exited with a non-zero code (ignored: -i)\n",
+                                outcome.failed_runs, outcome.result.runs.size());
+        }
+        for (const std::string& warning : outcome.warnings) text += fmt::format("  Warning: {}\n", warning);
+        console.print(text + "\n");
+        results.push_back(std::move(outcome.result));
+        for (Export& output : plan.exports) output.target.write_intermediate(export_results(output.format, results));
+    }
+    console.print(format_bench_summary(results, console.color()));
+    for (Export& output : plan.exports) output.target.write(export_results(output.format, results));
+    if (plan.budget) {
+        const std::string violations = format_budget_violations(results, *plan.budget);
+        if (!violations.empty()) {
+            std::fputs(violations.c_str(), stderr);
+            return exit_code::over_budget;
+        }
+    }
+    return exit_code::ok;
+}
+
+}  // namespace
+
+Action add_bench_command(CLI::App& app) {
+    auto args = std::make_shared<BenchArgs>();
+    CLI::App* bench = app.add_subcommand(
+        "bench",
+        "Measure commands' peak memory over several runs, like hyperfine");
+    // Subcommands inherit the run mode's "everything after the first word is the program".
+    bench->prefix_command(false);
+    bench->footer(
+        "Each run of a COMMAND is traced like `max_rss -- COMMAND`; the figures are the tree peak\n"
+        "(mean ± σ, min … max, median in exports) beside wait4's ru_maxrss.\n"
+        "\n"
+        "Output: the human summary and any progress bar go to stderr, so stdout carries only the\n"
+        "exports given as '-'. The COMMANDs read /dev/null and their output is discarded unless\n"
+        "--show-output. A progress bar and colours appear when stderr is a terminal (--style).\n"
+        "\n"
+        "Exit status: 0 success; 2 usage error or an export file that cannot be created (nothing\n"
+        "was run); 3 a median peak over --budget; a COMMAND's own exit code when it failed and\n"
+        "-i was not given (128+N for signal N); 127 a COMMAND not found; 125 max_rss failed.\n"
+        "\n"
+        "Example: max_rss bench -r 10 -N 'gzip -9 big.tar' 'xz -9 big.tar' --export-json mem.json");
+    bench->add_option("COMMAND", args->commands,
+                      "A command line to measure, one argument each (quote it); run by the shell unless -N")
+        ->type_name("");
+    bench->add_option("-r,--runs", args->runs, "Measured runs per COMMAND (default 5)")
+        ->option_text("N")
+        ->check(CLI::Range(1U, 1000000U));
+    bench->add_option("-w,--warmup", args->warmup, "Unrecorded runs before the measured ones (default 0)")
+        ->option_text("N")
+        ->check(CLI::Range(0U, 1000000U));
+    bench->add_option("-n,--command-name", args->names,
+                      "Name for a COMMAND in the output and exports, in order (repeatable)")
+        ->option_text("NAME")
+        ->allow_extra_args(false);
+    bench->add_option("-p,--prepare", args->prepare,
+                      "Run CMD before each run (warmup included), unmeasured; once for all COMMANDs or once each")
+        ->option_text("CMD")
+        ->allow_extra_args(false);
+    bench->add_option("-S,--shell", args->shell,
+                      "Run each COMMAND as SHELL -c COMMAND (default /bin/sh; the shell is measured too, "
+                      "about 0.5 MiB for dash). 'none': see -N")
+        ->option_text("SHELL");
+    bench->add_flag("-N", args->no_shell,
+                    "--shell=none: split each COMMAND into words (quotes and backslashes are honoured) and run it "
+                    "without a shell, so the shell is not measured");
+    bench->add_flag("-i,--ignore-failure", args->ignore_failure,
+                    "Keep going when a COMMAND exits non-zero (runs still count)");
+    bench->add_flag("--show-output", args->show_output, "Let the COMMANDs' stdout and stderr through");
+    bench->add_option("--style", args->style,
+                      "auto (default: full on a terminal unless NO_COLOR, else basic), basic (no bar, no colour), "
+                      "full, nocolor, color (no bar) or none (no summary)")
+        ->option_text("TYPE");
+    bench->add_option("--export-json", args->export_json, "Write all runs and statistics as JSON to FILE ('-' = stdout)")
+        ->option_text("FILE");
+    bench->add_option("--export-markdown", args->export_markdown,
+                      "Write a Markdown table to FILE ('-' = stdout)")
+        ->option_text("FILE");
+    bench->add_option("--export-csv", args->export_csv, "Write a CSV table to FILE ('-' = stdout)")
+        ->option_text("FILE");
+    bench->add_option("--budget", args->budget,
+                      "Exit 3 when a COMMAND's median peak exceeds SIZE (512MiB, 1.5GiB, 300MB); checked at the end")
+        ->option_text("SIZE");
+
+    return [args, &app, bench]() -> int {
+        std::optional<Plan> plan;
+        try {
+            plan.emplace(make_plan(app, *bench, *args));
+        } catch (const UsageError& e) {
+            std::fprintf(stderr, "max_rss: %s\n", e.what());
+            return exit_code::usage;
+        }
+        return run_bench(*plan);
+    };
+}
+
+}  // namespace max_rss::cli
