@@ -37,11 +37,20 @@ int shell_code(int status) {
 
 Output run_max_rss(const std::vector<std::string>& args, const std::string& stdin_text,
                    double timeout_seconds) {
+    std::vector<std::string> argv{MAX_RSS_BIN};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_program(argv, stdin_text, timeout_seconds);
+}
+
+Output run_program(const std::vector<std::string>& args, const std::string& stdin_text,
+                   double timeout_seconds) {
     int in[2], out[2], err[2];
     REQUIRE(pipe2(in, O_CLOEXEC) == 0);
     REQUIRE(pipe2(out, O_CLOEXEC) == 0);
     REQUIRE(pipe2(err, O_CLOEXEC) == 0);
-    auto argv = make_argv(args);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
     pid_t pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {

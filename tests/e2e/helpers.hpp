@@ -21,6 +21,10 @@ struct Output {
     std::string err;          // its stderr
 };
 
+// Runs argv (argv[0] a path) with stdin_text on its stdin, capturing its output.
+Output run_program(const std::vector<std::string>& argv, const std::string& stdin_text = "",
+                   double timeout_seconds = 60);
+
 // Runs the max_rss binary with args, feeding stdin_text on its stdin.
 // A run longer than timeout_seconds is killed and fails the test.
 Output run_max_rss(const std::vector<std::string>& args, const std::string& stdin_text = "",

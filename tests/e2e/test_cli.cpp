@@ -296,3 +296,33 @@ TEST_CASE("interval option must be a duration", "[cli]") {
     CHECK(out.exit_code == 2);
     CHECK(out.err == "max_rss: --interval: 'soon' is not a duration (try 20ms, 0.1s)\n");
 }
+
+TEST_CASE("with ptrace refused a 100 MiB program still gets a correct degraded peak", "[cli][degraded]") {
+    // Under strace -f, max_rss's own PTRACE_SEIZE of its child fails with EPERM.
+    REQUIRE(file_exists("/usr/bin/strace"));  // installed by scripts/setup.sh --test
+    auto out = run_program({"/usr/bin/strace", "-f", "-o", "/dev/null", MAX_RSS_BIN, "-q", "-o", "-", "--",
+                            fixture("touch"), "100"});
+    CHECK(out.exit_code == 0);
+    // One clear line that says why, and nothing else of max_rss's with -q.
+    CHECK(count_lines(out.err) == 1);
+    CHECK(out.err.rfind("max_rss: warning: cannot trace (", 0) == 0);
+    auto r = json::parse(out.out);
+    CHECK(r["degraded"] == true);
+    CHECK(r["degraded_reason"].get<std::string>().rfind("PTRACE_SEIZE: Operation not permitted", 0) == 0);
+    CHECK(r["peak"]["method"] == "degraded-sampling");
+    const double peak_mib = r["peak"]["tree_bytes"].get<double>() / MiB;
+    CHECK(peak_mib >= 100);
+    CHECK(peak_mib <= 102.5);
+    CHECK(r["exit"]["code"] == 0);
+}
+
+TEST_CASE("with ptrace refused the program's exit status and a missing command are still right",
+          "[cli][degraded]") {
+    auto code = run_program({"/usr/bin/strace", "-f", "-o", "/dev/null", MAX_RSS_BIN, "-q", "--",
+                             fixture("exit_code"), "signal", "15"});
+    CHECK(code.exit_code == 143);
+    auto missing = run_program({"/usr/bin/strace", "-f", "-o", "/dev/null", MAX_RSS_BIN, "-q", "--",
+                                "max-rss-no-such-command-xyz"});
+    CHECK(missing.exit_code == 127);
+    CHECK(missing.err.find("max_rss: max-rss-no-such-command-xyz: command not found\n") != std::string::npos);
+}
