@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <csignal>
+#include <unistd.h>
 
 using namespace max_rss;
 using namespace max_rss::test;
@@ -228,4 +229,35 @@ TEST_CASE("the timeline records the live tree and is bounded", "[tracer][concurr
     for (const auto& p : r.timeline.points) best = std::max(best, p.total_bytes);
     CHECK_MIB_NEAR(best, 50);
     CHECK(r.peak.sampled_bytes == best);
+}
+
+namespace {
+std::string python3() { return ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3"; }
+}  // namespace
+
+TEST_CASE("a shell pipeline of three python3 processes holding memory at once", "[tracer][concurrent][runtimes]") {
+    // 100 + 60 + 40 MiB held together for ~0.2 s, each python3 adding ~5 MiB
+    // of its own (interpreter heap); its library pages are shared and counted once.
+    const std::string py = python3();
+    const std::string script =
+        py + " -c 'import time; x = bytearray(100 << 20); time.sleep(0.6)' | " +
+        py + " -c 'import time,sys; time.sleep(0.2); y = bytearray(60 << 20); time.sleep(0.6); sys.stdin.read()' | " +
+        py + " -c 'import time,sys; time.sleep(0.4); z = bytearray(40 << 20); time.sleep(0.3); sys.stdin.read()'";
+    auto r = run({"/bin/sh", "-c", script});
+    CHECK(r.exit.code == 0);
+    CHECK(mib(r.peak.tree_bytes) >= 200);
+    CHECK(mib(r.peak.tree_bytes) <= 230);
+    REQUIRE(r.ru_maxrss_bytes);
+    CHECK(mib(*r.ru_maxrss_bytes) < 120);  // one python3: what GNU time would say
+}
+
+TEST_CASE("node holding a 100 MiB buffer", "[tracer][runtimes]") {
+    if (::access("/usr/bin/node", X_OK) != 0 && ::access("/usr/local/bin/node", X_OK) != 0) {
+        WARN("node is not installed; skipped");
+        return;
+    }
+    auto r = run({"/bin/sh", "-c", "node -e 'const b = Buffer.alloc(100 * 2 ** 20, 1); console.log(b[7])'"});
+    CHECK(r.exit.code == 0);
+    CHECK(mib(r.peak.tree_bytes) >= 100);
+    CHECK(mib(r.peak.tree_bytes) <= 170);  // node's own baseline is ~40 MiB
 }
