@@ -404,7 +404,9 @@ void Tracer::on_exit_stop(pid_t tid, Task& task) {
             tr.final_read_done = true;
         }
     }
-    if (!held_.empty()) adopt_held_tasks(result_.processes[task.process].pid);
+    // A held child whose creating process is ending will not get its fork
+    // event if the creator was SIGKILLed in the middle of fork.
+    if (!held_.empty() && track_[task.process].live_tasks == 0) adopt_held_tasks(result_.processes[task.process].pid);
     resume(tid);
 }
 
