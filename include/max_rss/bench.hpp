@@ -35,9 +35,7 @@ std::vector<std::string> split_command_words(std::string_view command);
 // (--shell=none), split_command_words(command).
 std::vector<std::string> command_argv(const std::string& command, const std::optional<std::string>& shell);
 
-// POSIX's "--": the arguments after the first "--" of argv (argv[0] excluded),
-// or nullopt when there is none.
-std::optional<std::vector<std::string>> after_first_dashdash(std::span<const std::string> argv);
+
 
 // ---------------------------------------------------------------------------
 // The loop

@@ -18,10 +18,10 @@ using Action = std::function<int()>;
 // after_dashdash: what followed the first "--" of the command line, if any (main()
 // splits it off so that nothing after it is ever parsed as max_rss's own).
 Action add_run_command(CLI::App& app, const std::optional<std::vector<std::string>>& after_dashdash);
-// `max_rss bench [OPTIONS] COMMAND...`
-Action add_bench_command(CLI::App& app);
-// `max_rss compare BASE NEW [--threshold 5%]`
-Action add_compare_command(CLI::App& app);
+// `max_rss bench [OPTIONS] [--] COMMAND...`
+Action add_bench_command(CLI::App& app, const std::optional<std::vector<std::string>>& after_dashdash);
+// `max_rss compare [--threshold 5%] [--] BASE NEW`
+Action add_compare_command(CLI::App& app, const std::optional<std::vector<std::string>>& after_dashdash);
 
 // Builds the whole app and runs it; what main() calls.
 int main(int argc, char** argv);

@@ -5,7 +5,6 @@
 #include <max_rss/exit_codes.hpp>
 #include <max_rss/export.hpp>
 #include <max_rss/launch.hpp>
-#include <max_rss/procfs.hpp>
 #include <max_rss/size.hpp>
 #include <max_rss/tracer.hpp>
 
@@ -70,10 +69,11 @@ void check_found(const std::vector<std::string>& argv, std::string_view what) {
     }
 }
 
-Plan make_plan(CLI::App& app, CLI::App& bench, BenchArgs& args) {
-    // Things CLI11 cannot see: main() splits off everything after "--" (for
-    // the run mode), so `max_rss bench -- CMD...` reaches us only through
-    // /proc/self/cmdline; options given before "bench" belong to the run mode.
+Plan make_plan(CLI::App& app, CLI::App& bench, BenchArgs& args,
+               const std::optional<std::vector<std::string>>& after_dashdash) {
+    // main() splits off everything after "--", so `max_rss bench -- CMD...`
+    // arrives as after_dashdash; options given before "bench" belong to the
+    // run mode.
     if (app.get_subcommands().size() > 1) {
         throw UsageError("bench: 'bench' and 'compare' cannot be combined (a COMMAND named 'compare' needs a path, "
                          "e.g. './compare')");
@@ -84,9 +84,7 @@ Plan make_plan(CLI::App& app, CLI::App& bench, BenchArgs& args) {
                                          option->get_name()));
         }
     }
-    if (const auto rest = after_first_dashdash(procfs::read_cmdline(::getpid()))) {
-        args.commands.insert(args.commands.end(), rest->begin(), rest->end());
-    }
+    if (after_dashdash) args.commands.insert(args.commands.end(), after_dashdash->begin(), after_dashdash->end());
 
     Plan plan;
     if (args.commands.empty()) throw UsageError("bench: no COMMAND given");
@@ -259,7 +257,7 @@ int run_bench(Plan& plan) {
 
 }  // namespace
 
-Action add_bench_command(CLI::App& app) {
+Action add_bench_command(CLI::App& app, const std::optional<std::vector<std::string>>& after_dashdash) {
     auto args = std::make_shared<BenchArgs>();
     CLI::App* bench = app.add_subcommand(
         "bench",
@@ -321,10 +319,10 @@ Action add_bench_command(CLI::App& app) {
                       "Exit 3 when a COMMAND's median peak exceeds SIZE (512MiB, 1.5GiB, 300MB); checked at the end")
         ->option_text("SIZE");
 
-    return [args, &app, bench]() -> int {
+    return [args, &app, bench, &after_dashdash]() -> int {
         std::optional<Plan> plan;
         try {
-            plan.emplace(make_plan(app, *bench, *args));
+            plan.emplace(make_plan(app, *bench, *args, after_dashdash));
         } catch (const UsageError& e) {
             std::fprintf(stderr, "max_rss: %s\n", e.what());
             return exit_code::usage;

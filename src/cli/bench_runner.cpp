@@ -83,13 +83,6 @@ std::vector<std::string> command_argv(const std::string& command, const std::opt
     return {*shell, "-c", command};
 }
 
-std::optional<std::vector<std::string>> after_first_dashdash(std::span<const std::string> argv) {
-    for (size_t i = 1; i < argv.size(); ++i) {
-        if (argv[i] == "--") return std::vector<std::string>(argv.begin() + static_cast<std::ptrdiff_t>(i) + 1, argv.end());
-    }
-    return std::nullopt;
-}
-
 // --- The loop ------------------------------------------------------------------
 
 namespace {

@@ -42,8 +42,8 @@ int main(int argc, char** argv) {
         }
     }
     Action run = add_run_command(app, after_dashdash);
-    Action bench = add_bench_command(app);
-    Action compare = add_compare_command(app);
+    Action bench = add_bench_command(app, after_dashdash);
+    Action compare = add_compare_command(app, after_dashdash);
     try {
         app.parse(own_argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -4,7 +4,6 @@
 #include <max_rss/commands.hpp>
 #include <max_rss/compare.hpp>
 #include <max_rss/exit_codes.hpp>
-#include <max_rss/procfs.hpp>
 #include <max_rss/size.hpp>
 
 #include <fmt/format.h>
@@ -39,7 +38,7 @@ std::vector<MeasuredPeak> read_report(const std::string& path) {
 
 }  // namespace
 
-Action add_compare_command(CLI::App& app) {
+Action add_compare_command(CLI::App& app, const std::optional<std::vector<std::string>>& after_dashdash) {
     auto args = std::make_shared<CompareArgs>();
     CLI::App* compare = app.add_subcommand(
         "compare",
@@ -62,14 +61,14 @@ Action add_compare_command(CLI::App& app) {
         ->option_text("PCT")
         ->capture_default_str();
 
-    return [args, &app]() -> int {
+    return [args, &app, &after_dashdash]() -> int {
         if (app.get_subcommands().size() > 1) {
             std::fprintf(stderr, "max_rss: compare: 'bench' and 'compare' cannot be combined\n");
             return exit_code::usage;
         }
-        // main() splits off what follows "--" for the run mode; BASE and NEW may be there.
-        if (const auto rest = after_first_dashdash(procfs::read_cmdline(::getpid()))) {
-            for (const std::string& word : *rest) {
+        // main() splits off what follows "--"; BASE and NEW may be there.
+        if (after_dashdash) {
+            for (const std::string& word : *after_dashdash) {
                 if (args->base.empty()) {
                     args->base = word;
                 } else if (args->after.empty()) {

@@ -212,10 +212,3 @@ TEST_CASE("command_argv: SHELL -c COMMAND, or the split words", "[bench]") {
     CHECK(command_argv("sleep 1", std::nullopt) == Words{"sleep", "1"});
 }
 
-TEST_CASE("after_first_dashdash: what follows the first --", "[bench]") {
-    CHECK(after_first_dashdash(Words{"max_rss", "bench", "-r", "3"}) == std::nullopt);
-    CHECK(after_first_dashdash(Words{"max_rss", "bench", "--", "a", "--", "b"}) == Words{"a", "--", "b"});
-    CHECK(after_first_dashdash(Words{"max_rss", "--"}) == Words{});
-    CHECK(after_first_dashdash(Words{"--"}) == std::nullopt);  // argv[0] is the program
-}
-
