@@ -269,13 +269,13 @@ void Tracer::measure_image(pid_t tid, size_t process_index, bool final_exit) {
     }
     img.hwm_bytes = std::max(img.hwm_bytes.value_or(0), *status->hwm_bytes);
     std::optional<procfs::SmapsRollup> smaps;
-    // smaps_rollup walks the page tables: read it only where it is needed, on a
-    // stopped task (final breakdown; a forked child's private pages).
-    if (final_exit || img.origin == ImageOrigin::Fork) smaps = procfs::read_smaps_rollup(tid);
+    // smaps_rollup walks the page tables: read it only for the final
+    // breakdown, never at execve entry (every fork+exec of a shell passes there).
+    if (final_exit) smaps = procfs::read_smaps_rollup(tid);
     uint64_t peak = *img.hwm_bytes;
     if (img.origin == ImageOrigin::Fork) {
         // A forked child's VmHWM starts at its parent's resident size. Its own
-        // memory: what it added to that, or what is private to it now.
+        // memory: what it added to that, or (at its exit) what is private to it.
         uint64_t inherited = img.inherited_rss_bytes.value_or(0);
         uint64_t grown = peak > inherited ? peak - inherited : 0;
         uint64_t private_now = 0;
