@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <span>
+#include <vector>
 
 namespace max_rss {
 
@@ -25,6 +26,15 @@ Summary summarize_peak_bytes(const BenchResult& result);
 
 // The ru_maxrss_bytes of the runs that have one; nullopt when none has.
 std::optional<Summary> summarize_ru_maxrss_bytes(const BenchResult& result);
+
+// summarize_peak_bytes() of each result, and the index of the one with the
+// smallest mean (the reference that "times more memory" is relative to; the
+// first of equals; 0 for no results).
+struct PeakSummaries {
+    std::vector<Summary> peaks;
+    size_t reference = 0;
+};
+PeakSummaries summarize_peaks(std::span<const BenchResult> results);
 
 // "A used value ± stddev times the memory of B".
 struct Ratio {

@@ -113,13 +113,7 @@ std::string format_bench_statistics(const BenchResult& result, bool color) {
 
 std::string format_bench_summary(std::span<const BenchResult> results, bool color) {
     if (results.size() < 2) return {};
-    std::vector<Summary> peaks;
-    peaks.reserve(results.size());
-    for (const BenchResult& result : results) peaks.push_back(summarize_peak_bytes(result));
-    size_t reference = 0;
-    for (size_t i = 1; i < peaks.size(); ++i) {
-        if (peaks[i].mean < peaks[reference].mean) reference = i;
-    }
+    const auto [peaks, reference] = summarize_peaks(results);
     const std::string reference_name = paint(display_name(results[reference]), kCyan, color);
 
     std::string out = paint("Summary", kBold, color) + "\n";

@@ -112,13 +112,7 @@ std::string export_json(std::span<const BenchResult> results) {
 }
 
 std::string export_markdown(std::span<const BenchResult> results) {
-    std::vector<Summary> peaks;
-    peaks.reserve(results.size());
-    for (const BenchResult& result : results) peaks.push_back(summarize_peak_bytes(result));
-    size_t reference = 0;
-    for (size_t i = 1; i < peaks.size(); ++i) {
-        if (peaks[i].mean < peaks[reference].mean) reference = i;
-    }
+    const auto [peaks, reference] = summarize_peaks(results);
 
     std::string out =
         "| Command | Peak mean ± σ [MiB] | Median [MiB] | Min [MiB] | Max [MiB] | ru_maxrss median [MiB] | Relative |\n"

@@ -59,4 +59,14 @@ std::optional<Ratio> ratio(const Summary& numerator, const Summary& denominator)
     return result;
 }
 
+PeakSummaries summarize_peaks(std::span<const BenchResult> results) {
+    PeakSummaries out;
+    out.peaks.reserve(results.size());
+    for (const BenchResult& result : results) out.peaks.push_back(summarize_peak_bytes(result));
+    for (size_t i = 1; i < out.peaks.size(); ++i) {
+        if (out.peaks[i].mean < out.peaks[out.reference].mean) out.reference = i;
+    }
+    return out;
+}
+
 }  // namespace max_rss
