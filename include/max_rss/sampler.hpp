@@ -32,6 +32,7 @@ struct SampledProcess {
     uint32_t index = 0;                 // into RunResult::processes
     ImageOrigin origin = ImageOrigin::Exec;
     StatmSample inherited;              // Fork: statm at its first stop
+    uint64_t max_resident_bytes = 0;    // the largest resident size sampled in this image
 };
 uint64_t private_bytes(const SampledProcess& p, const StatmSample& s);
 
@@ -69,6 +70,9 @@ public:
     void add(pid_t pid, SampledProcess process);
     void set_origin(pid_t pid, ImageOrigin origin, StatmSample inherited = {});
     void remove(pid_t pid);
+    // The largest resident size any snapshot saw for pid's current image:
+    // VmHWM below it means VmHWM was reset (a write of 5 to clear_refs).
+    [[nodiscard]] uint64_t max_resident_bytes(pid_t pid) const;
 
     // Takes a snapshot of every live process now. With min_gap_ns, skipped
     // when the last one is more recent (wide trees must not make exits

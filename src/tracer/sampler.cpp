@@ -119,6 +119,12 @@ void Sampler::set_origin(pid_t pid, ImageOrigin origin, StatmSample inherited) {
     if (it == live_.end()) return;
     it->second.origin = origin;
     it->second.inherited = inherited;
+    it->second.max_resident_bytes = 0;  // a new image (exec) starts afresh
+}
+
+uint64_t Sampler::max_resident_bytes(pid_t pid) const {
+    auto it = live_.find(pid);
+    return it == live_.end() ? 0 : it->second.max_resident_bytes;
 }
 
 void Sampler::remove(pid_t pid) { live_.erase(pid); }
@@ -128,8 +134,11 @@ void Sampler::snapshot(int64_t min_gap_ns) {
     if (live_.empty() || (min_gap_ns > 0 && t - last_snapshot_ns_ < min_gap_ns)) return;
     last_snapshot_ns_ = t;
     scratch_.clear();
-    for (const auto& [pid, proc] : live_) {
-        if (auto s = procfs::read_statm(pid)) scratch_.emplace_back(proc, *s);
+    for (auto& [pid, proc] : live_) {
+        if (auto s = procfs::read_statm(pid)) {
+            proc.max_resident_bytes = std::max(proc.max_resident_bytes, s->resident_bytes);
+            scratch_.emplace_back(proc, *s);
+        }
     }
     SnapshotTotal total = sum_snapshot(scratch_);
     peak_bytes_ = std::max(peak_bytes_, total.total_bytes);

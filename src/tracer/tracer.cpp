@@ -268,6 +268,18 @@ void Tracer::measure_image(pid_t tid, size_t process_index, bool final_exit) {
         return;
     }
     img.hwm_bytes = std::max(img.hwm_bytes.value_or(0), *status->hwm_bytes);
+    // VmHWM never falls unless the program reset it (echo 5 > /proc/self/clear_refs):
+    // then a snapshot that saw more is the better figure, and the user is told.
+    const uint64_t sampled_max = tid == proc.pid ? sampler_->max_resident_bytes(tid) : 0;
+    constexpr uint64_t kHwmSlackBytes = 1 << 20;  // VmHWM may read a few hundred KiB low
+    if (sampled_max > *img.hwm_bytes + kHwmSlackBytes) {
+        result_.warnings.push_back("pid " + std::to_string(proc.pid) + ": VmHWM " +
+                                   std::to_string(*img.hwm_bytes >> 10) + " KiB is below a sampled RSS of " +
+                                   std::to_string(sampled_max >> 10) +
+                                   " KiB: the program reset it (clear_refs); its peak is the sampled figure, "
+                                   "which may itself be low");
+        img.hwm_bytes = sampled_max;
+    }
     std::optional<procfs::SmapsRollup> smaps;
     // smaps_rollup walks the page tables: read it only for the final
     // breakdown, never at execve entry (every fork+exec of a shell passes there).

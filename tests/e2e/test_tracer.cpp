@@ -261,3 +261,27 @@ TEST_CASE("node holding a 100 MiB buffer", "[tracer][runtimes]") {
     CHECK(mib(r.peak.tree_bytes) >= 100);
     CHECK(mib(r.peak.tree_bytes) <= 170);  // node's own baseline is ~40 MiB
 }
+
+TEST_CASE("a program that resets VmHWM through clear_refs is flagged and sampled", "[tracer][reliability]") {
+    // clear_refs 200 10: touch 200 MiB, free it, write 5 to /proc/self/clear_refs
+    // (VmHWM falls to ~1 MiB), touch 10 MiB. The kernel's figures now say ~11 MiB.
+    TraceOptions options;
+    options.argv = {fixture("clear_refs"), "200", "10"};
+    options.sample_interval_ns = 1'000'000;  // touching 200 MiB takes ~40 ms: dozens of samples
+    auto r = trace(options);
+    REQUIRE(r.processes.size() == 1);
+    REQUIRE(r.ru_maxrss_bytes);
+    CHECK(mib(*r.ru_maxrss_bytes) < 20);               // the kernel lost the peak
+    CHECK(mib(r.processes[0].peak_rss_bytes) >= 150);   // the samples did not
+    CHECK(mib(r.processes[0].peak_rss_bytes) <= 202.5);
+    REQUIRE(r.warnings.size() == 1);
+    CHECK(r.warnings[0].find("clear_refs") != std::string::npos);
+}
+
+TEST_CASE("a program that keeps VmHWM is not flagged", "[tracer][reliability]") {
+    TraceOptions options;
+    options.argv = {fixture("touch_free_touch"), "200", "10"};
+    options.sample_interval_ns = 1'000'000;
+    auto r = trace(options);
+    CHECK(r.warnings.empty());
+}
