@@ -33,6 +33,9 @@ struct SampledProcess {
     ImageOrigin origin = ImageOrigin::Exec;
     StatmSample inherited;              // Fork: statm at its first stop
     uint64_t max_resident_bytes = 0;    // the largest resident size sampled in this image
+    // A lower bound on its private part known from elsewhere (smaps_rollup at
+    // its exit stop sees copy-on-write copies, which statm cannot).
+    uint64_t private_floor_bytes = 0;
 };
 uint64_t private_bytes(const SampledProcess& p, const StatmSample& s);
 
@@ -77,7 +80,8 @@ public:
     // Takes a snapshot of every live process now. With min_gap_ns, skipped
     // when the last one is more recent (wide trees must not make exits
     // quadratic).
-    void snapshot(int64_t min_gap_ns = 0);
+    // floor: (pid, bytes) counts that process as owning at least bytes.
+    void snapshot(int64_t min_gap_ns = 0, std::optional<std::pair<pid_t, uint64_t>> floor = std::nullopt);
 
     [[nodiscard]] uint64_t peak_bytes() const { return peak_bytes_; }
     Timeline take_timeline() { return std::move(timeline_); }

@@ -16,9 +16,8 @@ int64_t monotonic_ns() {
     return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-}  // namespace
-
-uint64_t private_bytes(const SampledProcess& p, const StatmSample& s) {
+// The private part as statm shows it (no copy-on-write copies: see the header).
+uint64_t private_from_statm(const SampledProcess& p, const StatmSample& s) {
     switch (p.origin) {
         case ImageOrigin::SharedMm: return 0;
         case ImageOrigin::Fork: {
@@ -32,6 +31,12 @@ uint64_t private_bytes(const SampledProcess& p, const StatmSample& s) {
             return s.resident_bytes > s.shared_bytes ? s.resident_bytes - s.shared_bytes : 0;
     }
     return 0;
+}
+
+}  // namespace
+
+uint64_t private_bytes(const SampledProcess& p, const StatmSample& s) {
+    return std::max(p.private_floor_bytes, private_from_statm(p, s));
 }
 
 SnapshotTotal sum_snapshot(const std::vector<std::pair<SampledProcess, StatmSample>>& samples, size_t top_n) {
@@ -129,7 +134,7 @@ uint64_t Sampler::max_resident_bytes(pid_t pid) const {
 
 void Sampler::remove(pid_t pid) { live_.erase(pid); }
 
-void Sampler::snapshot(int64_t min_gap_ns) {
+void Sampler::snapshot(int64_t min_gap_ns, std::optional<std::pair<pid_t, uint64_t>> floor) {
     const int64_t t = monotonic_ns();
     if (live_.empty() || (min_gap_ns > 0 && t - last_snapshot_ns_ < min_gap_ns)) return;
     last_snapshot_ns_ = t;
@@ -138,6 +143,7 @@ void Sampler::snapshot(int64_t min_gap_ns) {
         if (auto s = procfs::read_statm(pid)) {
             proc.max_resident_bytes = std::max(proc.max_resident_bytes, s->resident_bytes);
             scratch_.emplace_back(proc, *s);
+            if (floor && floor->first == pid) scratch_.back().first.private_floor_bytes = floor->second;
         }
     }
     SnapshotTotal total = sum_snapshot(scratch_);

@@ -283,12 +283,15 @@ void Tracer::measure_image(pid_t tid, size_t process_index, bool final_exit) {
     std::optional<procfs::SmapsRollup> smaps;
     // smaps_rollup walks the page tables: read it only for the final
     // breakdown, never at execve entry (every fork+exec of a shell passes there).
+    // At a forked child's exit it is also what sees copy-on-write copies of
+    // inherited pages (Private_Dirty grows, RSS does not), so it stays even
+    // for tiny fork-heavy children.
     if (final_exit) smaps = procfs::read_smaps_rollup(tid);
     uint64_t peak = *img.hwm_bytes;
+    const uint64_t inherited = img.inherited_rss_bytes.value_or(0);
     if (img.origin == ImageOrigin::Fork) {
         // A forked child's VmHWM starts at its parent's resident size. Its own
         // memory: what it added to that, or (at its exit) what is private to it.
-        uint64_t inherited = img.inherited_rss_bytes.value_or(0);
         uint64_t grown = peak > inherited ? peak - inherited : 0;
         uint64_t private_now = 0;
         if (smaps && smaps->private_clean_bytes && smaps->private_dirty_bytes)
@@ -407,12 +410,23 @@ void Tracer::on_exit_stop(pid_t tid, Task& task) {
         // All threads share the mm, and VmHWM is the mm's: the last task to
         // stop reads it (and the breakdown) once, for everyone.
         if (tr.live_tasks == 0) {
+            measure_image(tid, task.process, true);
             // The moment a process ends, its memory and everyone else's are
             // all still in place: the snapshot that catches short overlaps.
-            // Only in very wide trees is it rate-limited, so that exits do
-            // not become quadratic in the number of live processes.
-            sampler_->snapshot(live_process_by_pid_.size() > 128 ? 1'000'000 : 0);
-            measure_image(tid, task.process, true);
+            // Skipped for a process that owns less than 1 MiB (it cannot add
+            // much; others are caught at their own exits and by the timer),
+            // which keeps fork-heavy loads cheap. Rate-limited in very wide
+            // trees, so that exits do not become quadratic.
+            const Process& proc = result_.processes[task.process];
+            constexpr uint64_t kSnapshotWorthyBytes = 1 << 20;
+            if (!proc.images.empty() && proc.images.back().peak_rss_bytes >= kSnapshotWorthyBytes) {
+                // A forked child's private pages at exit (smaps) include the
+                // copy-on-write copies it made, which statm cannot see.
+                std::optional<std::pair<pid_t, uint64_t>> floor;
+                if (proc.images.back().origin == ImageOrigin::Fork && proc.at_exit.private_bytes)
+                    floor.emplace(proc.pid, *proc.at_exit.private_bytes);
+                sampler_->snapshot(live_process_by_pid_.size() > 128 ? 1'000'000 : 0, floor);
+            }
             tr.final_read_done = true;
         }
     }

@@ -285,3 +285,13 @@ TEST_CASE("a program that keeps VmHWM is not flagged", "[tracer][reliability]") 
     auto r = trace(options);
     CHECK(r.warnings.empty());
 }
+
+TEST_CASE("a forked worker that writes to every inherited page holds a second copy", "[tracer][concurrent]") {
+    // Copy-on-write copies leave RSS unchanged (statm cannot see them); the
+    // child's private pages at its exit stop (smaps_rollup) do.
+    auto r = run({fixture("cow_worker"), "100", "200"});
+    REQUIRE(r.processes.size() == 2);
+    CHECK_MIB_NEAR(r.processes[1].peak_rss_bytes, 100);
+    CHECK(mib(r.peak.tree_bytes) >= 200);
+    CHECK(mib(r.peak.tree_bytes) <= 204);
+}

@@ -62,3 +62,12 @@ TEST_CASE("the timeline stays bounded and keeps its peak", "[sampler]") {
     CHECK(best == 999 * MiB);
     for (size_t i = 1; i < tl.points.size(); ++i) CHECK(tl.points[i - 1].t_ns < tl.points[i].t_ns);
 }
+
+TEST_CASE("a private floor from smaps raises a process's part, never lowers it", "[sampler]") {
+    SampledProcess p = proc(1, ImageOrigin::Fork, statm(100, 1));
+    CHECK(private_bytes(p, statm(100, 1)) == 0);  // statm: nothing beyond what it inherited
+    p.private_floor_bytes = 100 * MiB;             // smaps at exit: 100 MiB of copy-on-write copies
+    CHECK(private_bytes(p, statm(100, 1)) == 100 * MiB);
+    p.private_floor_bytes = 1 * MiB;
+    CHECK(private_bytes(p, statm(150, 1)) == 50 * MiB);
+}
