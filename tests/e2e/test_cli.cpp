@@ -193,19 +193,22 @@ TEST_CASE("budget: a run over it fails with exit 3", "[cli]") {
     CHECK(under.err.empty());
 }
 
-TEST_CASE("SIGTERM to max_rss reaches the program and the report is still written", "[cli][signals]") {
-    const std::string report = temp_path("sigterm.json");
-    const std::string out = temp_path("sigterm.out"), err = temp_path("sigterm.err");
+TEST_CASE("SIGTERM, SIGINT, SIGHUP, SIGQUIT to max_rss reach the program and the report is still written",
+          "[cli][signals]") {
+    const int sig = GENERATE(SIGTERM, SIGINT, SIGHUP, SIGQUIT);
+    INFO("signal " << sig);
+    const std::string report = temp_path("sig.json");
+    const std::string out = temp_path("sig.out"), err = temp_path("sig.err");
     pid_t pid = spawn_max_rss({"-q", "-o", report, "--", fixture("touch"), "20", "20000"}, out, err);
     // Wait until the program runs (its memory touched), then signal max_rss.
     REQUIRE(eventually([&] {
         auto kids = children_of(pid);
         return !kids.empty() && process_state(kids[0]) == 'S';
     }));
-    REQUIRE(::kill(pid, SIGTERM) == 0);
-    CHECK(wait_exit_code(pid, 10) == 143);
+    REQUIRE(::kill(pid, sig) == 0);
+    CHECK(wait_exit_code(pid, 10) == 128 + sig);
     auto r = json::parse(read_text_file(report));
-    CHECK(r["exit"]["signal"] == SIGTERM);
+    CHECK(r["exit"]["signal"] == sig);
     CHECK(r["peak"]["tree_bytes"].get<double>() / MiB >= 20);
     for (const auto& p : {report, out, err}) std::remove(p.c_str());
 }
