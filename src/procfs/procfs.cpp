@@ -13,27 +13,33 @@ namespace {
 
 std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
     return s;
 }
 
 template <typename T>
 std::optional<T> parse_unsigned(std::string_view s) {
     s = trim(s);
-    if (s.empty()) return std::nullopt;
+    // from_chars accepts a minus sign for signed types (pid_t): a pid is never negative.
+    if (s.empty() || s.front() < '0' || s.front() > '9') return std::nullopt;
     T value{};
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
     if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
     return value;
 }
 
-// Calls fn(key, value) for each "Key:<spaces>value" line.
+// Calls fn(key, value) for each complete "Key:<spaces>value" line. A last
+// line without its newline was cut short by a truncated read: a number there
+// could be a prefix of the real one, so it is ignored. A CR before the
+// newline (CRLF text) is not part of the value.
 template <typename Fn>
 void for_each_field(std::string_view text, Fn&& fn) {
     while (!text.empty()) {
         size_t nl = text.find('\n');
+        if (nl == std::string_view::npos) break;
         std::string_view line = text.substr(0, nl);
-        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        text = text.substr(nl + 1);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         size_t colon = line.find(':');
         if (colon == std::string_view::npos || colon == 0) continue;
         fn(line.substr(0, colon), line.substr(colon + 1));
@@ -101,9 +107,11 @@ std::optional<SmapsRollup> parse_smaps_rollup(std::string_view text) {
 }
 
 std::optional<Statm> parse_statm(std::string_view text, uint64_t page_size_bytes) {
-    // "size resident shared text lib data dt"
+    // "size resident shared text lib data dt\n"; without the newline the
+    // text was cut short and its last number may be a prefix.
+    if (text.empty() || text.back() != '\n') return std::nullopt;
     std::optional<uint64_t> fields[3];
-    text = trim(text);
+    text = trim(text.substr(0, text.size() - 1));
     for (auto& field : fields) {
         size_t end = text.find_first_of(" \n");
         field = parse_unsigned<uint64_t>(text.substr(0, end));

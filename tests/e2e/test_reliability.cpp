@@ -1,0 +1,351 @@
+// Reliability (issue 6): huge and hostile process trees, programs that rename
+// themselves or reset the kernel's high-water mark, an OOM kill in a memory
+// cgroup, and max_rss's own memory while it traces 10,000 processes.
+// Figures are printed with WARN so that `max_rss_tests "[reliability]"` shows
+// them; docs/reliability.md records what was measured. [own-rss]: asserts
+// max_rss's own memory, which sanitizers inflate (scripts/test.sh skips these
+// in its sanitizer stage).
+#include "helpers.hpp"
+
+#include <max_rss/tracer.hpp>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+using namespace max_rss;
+using namespace max_rss::test;
+using nlohmann::json;
+
+namespace {
+
+RunResult run(std::vector<std::string> argv) {
+    TraceOptions options;
+    options.argv = std::move(argv);
+    return trace(options);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// max_rss run as a user would, with what wait4 says about it.
+struct BinaryRun {
+    int exit_code = -1;      // -1: killed by the test's timeout
+    double seconds = 0;
+    // wait4's ru_maxrss: the max of max_rss's own peak and its reaped tracees'
+    // (RUSAGE_BOTH); with tracees of ~1.5 MiB it is max_rss's own.
+    uint64_t ru_maxrss_bytes = 0;
+    std::string out;
+    std::string err;
+};
+
+// Runs `max_rss ARGS` with stdout/stderr to files; kills it (and, through
+// PTRACE_O_EXITKILL, everything it traces) after timeout_seconds.
+BinaryRun run_binary(const std::vector<std::string>& args, double timeout_seconds) {
+    const std::string out_path = temp_path("rel_out");
+    const std::string err_path = temp_path("rel_err");
+    const auto start = std::chrono::steady_clock::now();
+    const pid_t pid = spawn_max_rss(args, out_path, err_path);
+    BinaryRun r;
+    for (;;) {
+        int status = 0;
+        rusage ru{};
+        const pid_t got = ::wait4(pid, &status, WNOHANG, &ru);
+        if (got == pid) {
+            r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            r.ru_maxrss_bytes = static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+            break;
+        }
+        if (got < 0 && errno != EINTR) break;
+        if (seconds_since(start) > timeout_seconds) {
+            ::kill(pid, SIGKILL);
+            ::wait4(pid, &status, 0, &ru);
+            r.exit_code = -1;
+            r.ru_maxrss_bytes = static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    r.seconds = seconds_since(start);
+    r.out = read_text_file(out_path);
+    r.err = read_text_file(err_path);
+    ::unlink(out_path.c_str());
+    ::unlink(err_path.c_str());
+    return r;
+}
+
+json load_json(const std::string& path) {
+    std::ifstream in(path);
+    REQUIRE(in);
+    return json::parse(in);
+}
+
+// Every process's ppid is the root's creator (0) or another listed pid, and
+// no pid is listed twice while alive: the report is one connected tree.
+void check_connected(const json& processes) {
+    std::set<long> pids;
+    for (const auto& p : processes) pids.insert(p["pid"].get<long>());
+    CHECK(pids.size() == processes.size());  // no recycling in runs this short
+    size_t dangling = 0;
+    for (size_t i = 1; i < processes.size(); ++i)
+        if (!pids.count(processes[i]["ppid"].get<long>())) ++dangling;
+    CHECK(dangling == 0);
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    return ::close(fd) == 0 && ok;
+}
+
+// A memory cgroup (v1) with a limit, removed again on destruction. ok() is
+// false (and why() says why) where cgroups cannot be made: not root, no v1
+// memory controller, a read-only /sys/fs/cgroup.
+class MemoryCgroup {
+public:
+    explicit MemoryCgroup(const std::string& limit) {
+        path_ = "/sys/fs/cgroup/memory/max_rss_test_" + std::to_string(::getpid());
+        if (::mkdir(path_.c_str(), 0755) != 0 && errno != EEXIST) {
+            why_ = "mkdir " + path_ + ": " + std::strerror(errno);
+            path_.clear();
+            return;
+        }
+        if (!write_file(path_ + "/memory.limit_in_bytes", limit)) {
+            why_ = "cannot set " + path_ + "/memory.limit_in_bytes: " + std::strerror(errno);
+            return;
+        }
+        // With swap, the limit of memory+swap must be set too, or the child swaps.
+        struct stat st {};
+        if (::stat((path_ + "/memory.memsw.limit_in_bytes").c_str(), &st) == 0)
+            write_file(path_ + "/memory.memsw.limit_in_bytes", limit);
+        ok_ = true;
+    }
+    ~MemoryCgroup() {
+        if (path_.empty()) return;
+        // The OOM-killed child is gone once its parent reaped it; retry briefly.
+        for (int i = 0; i < 200 && ::rmdir(path_.c_str()) != 0 && errno == EBUSY; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    MemoryCgroup(const MemoryCgroup&) = delete;
+    MemoryCgroup& operator=(const MemoryCgroup&) = delete;
+    [[nodiscard]] bool ok() const { return ok_; }
+    [[nodiscard]] const std::string& why() const { return why_; }
+    [[nodiscard]] std::string procs() const { return path_ + "/cgroup.procs"; }
+    [[nodiscard]] std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+private:
+    std::string path_;
+    std::string why_;
+    bool ok_ = false;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Huge trees
+
+TEST_CASE("10,000 threads alive at once: one process with 10,001 threads", "[reliability]") {
+    const auto start = std::chrono::steady_clock::now();
+    auto r = run({fixture("many_threads"), "10000", "64"});
+    const double took = seconds_since(start);
+    WARN("many_threads 10000: traced in " << took << " s, tree peak " << mib(r.peak.tree_bytes) << " MiB");
+    CHECK(r.exit.code == 0);
+    REQUIRE(r.processes.size() == 1);
+    CHECK(r.processes[0].threads == 10001);
+    CHECK(r.processes[0].exit.code == 0);
+    // 10,000 stacks of 64 KiB of which a few pages each are touched.
+    CHECK(mib(r.peak.tree_bytes) > 10);
+    CHECK(mib(r.peak.tree_bytes) < 700);
+    CHECK(took < 20);
+}
+
+TEST_CASE("300 processes alive at once: 301 processes, all concurrent", "[reliability]") {
+    auto r = run({fixture("wide_tree"), "300"});
+    CHECK(r.exit.code == 0);
+    REQUIRE(r.processes.size() == 301);
+    const pid_t root = r.processes[0].pid;
+    int64_t last_start = 0;
+    int64_t first_end = INT64_MAX;
+    size_t exited_zero = 0;
+    for (size_t i = 1; i < r.processes.size(); ++i) {
+        const Process& p = r.processes[i];
+        CHECK(p.ppid == root);
+        if (p.exit.code == 0) ++exited_zero;
+        last_start = std::max(last_start, p.start_ns);
+        first_end = std::min(first_end, p.end_ns);
+    }
+    CHECK(exited_zero == 300);
+    // The barrier holds every child until all 300 exist, and the tracer saw it so.
+    CHECK(last_start < first_end);
+    WARN("wide_tree 300: tree peak " << mib(r.peak.tree_bytes) << " MiB, method " << r.peak.method
+                                     << ", overlapping peaks " << mib(r.peak.overlapping_peaks_bytes)
+                                     << " MiB");
+    CHECK(mib(r.peak.tree_bytes) >= 1);
+    CHECK(mib(r.peak.tree_bytes) <= 64);
+}
+
+TEST_CASE("a bounded fork bomb: every process that existed is in the report", "[reliability]") {
+    // WIDTH 2, DEPTH 10: 2,047 processes, hundreds alive at once. With NPROC
+    // 200 the kernel refuses forks with EAGAIN (the fixture drops to uid 65534
+    // when root, whom RLIMIT_NPROC does not bind), which the bomb survives.
+    for (std::vector<std::string> shape : {std::vector<std::string>{"2", "10"},
+                                           std::vector<std::string>{"2", "10", "200"}}) {
+        const bool limited = shape.size() == 3;
+        INFO((limited ? "RLIMIT_NPROC 200" : "unlimited"));
+        const std::string report = temp_path("fork_bomb.json");
+        std::vector<std::string> args{"-q", "-o", report, "--", fixture("fork_bomb")};
+        args.insert(args.end(), shape.begin(), shape.end());
+        const auto r = run_binary(args, 60);
+        REQUIRE(r.exit_code == 0);
+        long processes = -1, eagain = -1, max_alive = -1;
+        REQUIRE(std::sscanf(r.out.c_str(), "processes %ld eagain %ld max_alive %ld", &processes, &eagain,
+                            &max_alive) == 3);
+        const json j = load_json(report);
+        ::unlink(report.c_str());
+        WARN("fork_bomb " << shape[0] << " " << shape[1] << (limited ? " 200" : "") << ": " << processes
+                          << " processes (" << max_alive << " at once), " << eagain << " EAGAIN; report lists "
+                          << j["processes"].size() << "; traced in " << r.seconds << " s; max_rss ru_maxrss "
+                          << mib(r.ru_maxrss_bytes) << " MiB");
+        if (limited) {
+            CHECK(eagain > 0);
+        } else {
+            CHECK(processes == 2047);
+            CHECK(eagain == 0);
+        }
+        CHECK(j["process_count"].get<long>() == processes);
+        CHECK(static_cast<long>(j["processes"].size()) == processes);
+        size_t clean = 0;
+        for (const auto& p : j["processes"]) clean += p["exit"]["code"] == 0;
+        CHECK(static_cast<long>(clean) == processes);
+        check_connected(j["processes"]);
+        CHECK(r.seconds < 20);
+    }
+}
+
+TEST_CASE("max_rss's own peak while tracing 10,000 processes one after another", "[reliability][own-rss]") {
+    const std::string report = temp_path("own_rss.json");
+    const auto r = run_binary({"-q", "-o", report, "--", fixture("many_children"), "10000"}, 60);
+    REQUIRE(r.exit_code == 0);
+    const json j = load_json(report);
+    ::unlink(report.c_str());
+    CHECK(j["processes"].size() == 10001);
+    WARN("many_children 10000: traced in " << r.seconds << " s; max_rss's own peak (ru_maxrss) "
+                                           << mib(r.ru_maxrss_bytes) << " MiB (target 8 MiB)");
+    // The target is 8 MiB; asserted with room for allocator and libc variation.
+    CHECK(mib(r.ru_maxrss_bytes) <= 16);
+    CHECK(r.seconds < 20);
+}
+
+TEST_CASE("10,000 processes alive at once are traced in reasonable time", "[reliability][own-rss]") {
+    // The same count as above, but all alive together: everything per live
+    // process (wait4's scan of the tracees, any per-stop work over all live
+    // processes) is paid 10,000 times over.
+    const std::string report = temp_path("wide10k.json");
+    const auto r = run_binary({"-q", "-o", report, "--", fixture("wide_tree"), "10000"}, 30);
+    WARN("wide_tree 10000: " << (r.exit_code < 0 ? "killed after " : "traced in ") << r.seconds
+                             << " s; max_rss's own peak (ru_maxrss) " << mib(r.ru_maxrss_bytes) << " MiB");
+    REQUIRE(r.exit_code == 0);
+    const json j = load_json(report);
+    ::unlink(report.c_str());
+    CHECK(j["processes"].size() == 10001);
+    CHECK(mib(r.ru_maxrss_bytes) <= 16);
+    CHECK(r.seconds < 20);
+}
+
+// ---------------------------------------------------------------------------
+// Programs that misreport themselves
+
+TEST_CASE("a program that renames itself is reported with the argv it was exec'd with", "[reliability]") {
+    // rename_self checks that /proc/self/cmdline and comm really show the new
+    // name (and exits 99 if not) before it touches 10 MiB and forks a child
+    // that renames itself again.
+    const std::vector<std::string> argv{fixture("rename_self"), "impostor", "10"};
+    auto r = run(argv);
+    CHECK(r.exit.code == 0);
+    REQUIRE(r.processes.size() == 2);
+    for (const Process& p : r.processes) {
+        REQUIRE_FALSE(p.images.empty());
+        REQUIRE(p.images.back().program);
+        CHECK(p.images.back().program->argv == argv);
+        CHECK(p.images.back().program->exe == fixture("rename_self"));
+        CHECK(p.exit.code == 0);
+    }
+    CHECK(r.processes[1].images.back().origin == ImageOrigin::Fork);
+    CHECK(mib(r.processes[0].peak_rss_bytes) >= 10);
+    CHECK(mib(r.processes[0].peak_rss_bytes) <= 12.5);
+}
+
+TEST_CASE("clear_refs: a reset VmHWM never makes max_rss report more than the truth", "[reliability]") {
+    // clear_refs 100 10 touches 100 MiB, frees it, writes 5 to
+    // /proc/self/clear_refs (the kernel resets VmHWM to the current RSS), then
+    // touches 10 MiB. The true peak is 100 MiB; VmHWM at exit says ~10. What
+    // holds whatever the sampler catches: the report is between the two.
+    auto r = run({fixture("clear_refs"), "100", "10"});
+    CHECK(r.exit.code == 0);
+    REQUIRE(r.processes.size() == 1);
+    WARN("clear_refs 100 10: tree peak " << mib(r.peak.tree_bytes) << " MiB (" << r.peak.method
+                                         << "), process peak " << mib(r.processes[0].peak_rss_bytes)
+                                         << " MiB, true peak ~101 MiB");
+    CHECK(mib(r.peak.tree_bytes) >= 10);
+    CHECK(mib(r.peak.tree_bytes) <= 102.5);
+    // The kernel's own figure at the exit stop really was reset.
+    REQUIRE(r.processes[0].at_exit.hwm_bytes);
+    CHECK(mib(*r.processes[0].at_exit.hwm_bytes) < 15);
+}
+
+TEST_CASE("clear_refs: the peak erased from VmHWM is still reported, or flagged", "[reliability][!mayfail]") {
+    // Known limitation (docs/reliability.md): VmHWM read at exit cannot see a
+    // peak the program erased. max_rss should report ~100 MiB or warn that
+    // the figure may be low; today it reports whatever the sampler happened to
+    // catch (10 to 100 MiB) and says nothing.
+    auto r = run({fixture("clear_refs"), "100", "10"});
+    const bool flagged = std::any_of(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
+        return w.find("clear_refs") != std::string::npos || w.find("VmHWM") != std::string::npos;
+    });
+    CHECK((mib(r.peak.tree_bytes) >= 100 || flagged));
+}
+
+// ---------------------------------------------------------------------------
+// OOM kill
+
+TEST_CASE("a child OOM-killed in a 64 MiB memory cgroup: signal 9 and a peak near the limit",
+          "[reliability][cgroup]") {
+    MemoryCgroup cgroup("67108864");
+    if (!cgroup.ok()) {
+        WARN("skipped: cannot make a memory cgroup here (" << cgroup.why() << ")");
+        return;
+    }
+    auto r = run({fixture("oom_child"), cgroup.procs(), "200"});
+    CHECK(r.exit.code == 0);  // the parent survives and reports
+    REQUIRE(r.processes.size() == 2);
+    const Process& child = r.processes[1];
+    CHECK(child.exit.signal == SIGKILL);
+    CHECK_FALSE(child.exit.code);
+    const std::string oom_control = read_text_file(cgroup.file("memory.oom_control"));
+    INFO(oom_control);
+    CHECK(oom_control.find("oom_kill 1") != std::string::npos);
+    WARN("oom_child in a 64 MiB cgroup: child peak " << mib(child.peak_rss_bytes) << " MiB, tree peak "
+                                                     << mib(r.peak.tree_bytes) << " MiB");
+    // The child reached the limit (its anonymous pages are all charged to the
+    // cgroup; its share of libc was charged to the parent's).
+    CHECK(mib(child.peak_rss_bytes) >= 60);
+    CHECK(mib(child.peak_rss_bytes) <= 68);
+    CHECK(mib(r.peak.tree_bytes) <= 72);
+}
