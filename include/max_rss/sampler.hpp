@@ -77,9 +77,9 @@ public:
     // VmHWM below it means VmHWM was reset (a write of 5 to clear_refs).
     [[nodiscard]] uint64_t max_resident_bytes(pid_t pid) const;
 
-    // Takes a snapshot of every live process now. With min_gap_ns, skipped
-    // when the last one is more recent (wide trees must not make exits
-    // quadratic).
+    // Takes a snapshot of every live process now. Skipped when the last one
+    // is more recent than min_gap_ns, or than ten times what the last one
+    // cost (so that wide trees do not make every exit cost O(live)).
     // floor: (pid, bytes) counts that process as owning at least bytes.
     void snapshot(int64_t min_gap_ns = 0, std::optional<std::pair<pid_t, uint64_t>> floor = std::nullopt);
 
@@ -96,6 +96,7 @@ private:
     Timeline timeline_;
     uint64_t peak_bytes_ = 0;
     int64_t last_snapshot_ns_ = 0;
+    int64_t last_duration_ns_ = 0;  // what the last snapshot cost
     std::vector<std::pair<SampledProcess, StatmSample>> scratch_;
 };
 

@@ -170,6 +170,8 @@ private:
     void on_reaped(pid_t tid, WaitStatus ws, const rusage& ru);
     void adopt_held_tasks(pid_t exiting_tgid);
     void forward_pending_signal();
+    // The next stop or death of any task (blocking), with wait4's semantics.
+    pid_t next_event(int& status, rusage& ru);
 
     size_t new_process(pid_t pid, pid_t ppid, ImageOrigin origin,
                        std::shared_ptr<const Program> program, std::optional<pid_t> shares_mm_with);
@@ -415,8 +417,8 @@ void Tracer::on_exit_stop(pid_t tid, Task& task) {
             // all still in place: the snapshot that catches short overlaps.
             // Skipped for a process that owns less than 1 MiB (it cannot add
             // much; others are caught at their own exits and by the timer),
-            // which keeps fork-heavy loads cheap. Rate-limited in very wide
-            // trees, so that exits do not become quadratic.
+            // which keeps fork-heavy loads cheap. The sampler limits its own
+            // cost in very wide trees.
             const Process& proc = result_.processes[task.process];
             constexpr uint64_t kSnapshotWorthyBytes = 1 << 20;
             if (!proc.images.empty() && proc.images.back().peak_rss_bytes >= kSnapshotWorthyBytes) {
@@ -425,7 +427,7 @@ void Tracer::on_exit_stop(pid_t tid, Task& task) {
                 std::optional<std::pair<pid_t, uint64_t>> floor;
                 if (proc.images.back().origin == ImageOrigin::Fork && proc.at_exit.private_bytes)
                     floor.emplace(proc.pid, *proc.at_exit.private_bytes);
-                sampler_->snapshot(live_process_by_pid_.size() > 128 ? 1'000'000 : 0, floor);
+                sampler_->snapshot(0, floor);
             }
             tr.final_read_done = true;
         }
@@ -556,6 +558,19 @@ void Tracer::dispatch(pid_t tid, WaitStatus ws, const rusage& ru) {
     }
 }
 
+pid_t Tracer::next_event(int& status, rusage& ru) {
+    // wait4 with a rusage pointer makes the kernel sum CPU time over every
+    // thread of the stopped task's process at every stop: quadratic in the
+    // threads (10,000 threads: 8.9 s). rusage only matters when a process is
+    // reaped, so with many threads about, peek first and ask for it only then.
+    constexpr size_t kManyThreads = 16;
+    if (tasks_.size() <= live_process_by_pid_.size() + kManyThreads) return ::wait4(-1, &status, __WALL, &ru);
+    siginfo_t si{};
+    if (::waitid(P_ALL, 0, &si, WEXITED | WSTOPPED | __WALL | WNOWAIT) != 0) return -1;
+    const bool reaping = si.si_code == CLD_EXITED || si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED;
+    return ::wait4(si.si_pid, &status, __WALL, reaping ? &ru : nullptr);
+}
+
 void Tracer::forward_pending_signal() {
     int sig = g_pending_signal.exchange(0);
     if (sig == 0) return;
@@ -612,7 +627,7 @@ RunResult Tracer::run() {
             int status = 0;
             rusage ru{};
             if (Sampler::due()) sampler_->snapshot();
-            pid_t tid = ::wait4(-1, &status, __WALL, &ru);
+            pid_t tid = next_event(status, ru);
             if (tid < 0) {
                 if (errno == EINTR) {
                     forward_pending_signal();
