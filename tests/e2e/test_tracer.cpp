@@ -270,8 +270,8 @@ TEST_CASE("a program that resets VmHWM through clear_refs is flagged and sampled
     options.sample_interval_ns = 1'000'000;  // touching 200 MiB takes ~40 ms: dozens of samples
     auto r = trace(options);
     REQUIRE(r.processes.size() == 1);
-    REQUIRE(r.ru_maxrss_bytes);
-    CHECK(mib(*r.ru_maxrss_bytes) < 20);               // the kernel lost the peak
+    REQUIRE(r.processes[0].at_exit.hwm_bytes);
+    CHECK(mib(*r.processes[0].at_exit.hwm_bytes) < 20);  // the kernel lost the peak
     CHECK(mib(r.processes[0].peak_rss_bytes) >= 150);   // the samples did not
     CHECK(mib(r.processes[0].peak_rss_bytes) <= 202.5);
     REQUIRE(r.warnings.size() == 1);
