@@ -148,9 +148,7 @@ struct Task {
 // Tracer-side bookkeeping of a process, beside the model's Process.
 struct ProcessTrack {
     uint32_t live_tasks = 0;     // tasks seen, not yet at their exit stop
-    bool reaped = false;
     bool exec_seen = false;
-    bool final_read_done = false;
     std::optional<size_t> parent;  // index of the creating process
 };
 
@@ -429,7 +427,6 @@ void Tracer::on_exit_stop(pid_t tid, Task& task) {
                     floor.emplace(proc.pid, *proc.at_exit.private_bytes);
                 sampler_->snapshot(0, floor);
             }
-            tr.final_read_done = true;
         }
     }
     // A held child whose creating process is ending will not get its fork
@@ -476,7 +473,6 @@ void Tracer::on_reaped(pid_t tid, WaitStatus ws, const rusage& ru) {
     if (tid != proc.pid) return;  // a thread; the leader is reported last
 
     // The leader is reaped only once its whole thread group is gone.
-    tr.reaped = true;
     proc.end_ns = now();
     if (!proc.images.empty() && proc.images.back().end_ns == 0) proc.images.back().end_ns = proc.end_ns;
     if (ws.kind() == StopKind::Exited) proc.exit.code = ws.code();

@@ -251,7 +251,10 @@ TEST_CASE("a bounded fork bomb: every process that existed is in the report", "[
                           << j["processes"].size() << "; traced in " << r.seconds << " s; max_rss ru_maxrss "
                           << mib(r.ru_maxrss_bytes) << " MiB");
         if (limited) {
-            CHECK(eagain > 0);
+            // Whether forks hit the limit depends on how many are alive at
+            // once, which depends on speed (under ASan: 97, no EAGAIN). The
+            // limit itself always holds, and the report must match the count.
+            CHECK(max_alive <= 200);
         } else {
             CHECK(processes == 2047);
             CHECK(eagain == 0);
