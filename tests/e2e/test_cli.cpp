@@ -249,7 +249,7 @@ TEST_CASE("a program that stops itself stays stopped until SIGCONT", "[cli][sign
     CHECK(wait_exit_code(pid, 10) == 0);
     double stopped_seconds = 0;
     REQUIRE(std::sscanf(read_text_file(out).c_str(), "stopped %lf", &stopped_seconds) == 1);
-    CHECK(stopped_seconds >= 0.4);
+    CHECK(stopped_seconds >= 0.35);  // resumed by max_rss it would be ~0.000 (clocks differ by ms)
     for (const auto& p : {out, err}) std::remove(p.c_str());
 }
 
