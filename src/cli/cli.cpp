@@ -24,7 +24,10 @@ int main(int argc, char** argv) {
         "max_rss: the true peak memory of a program and of every process it starts.\n"
         "Runs COMMAND under ptrace, reads each process's peak (VmHWM) when it execs\n"
         "and when it exits, and reports per-process and tree-wide peaks beside what\n"
-        "wait4's ru_maxrss (GNU time, hyperfine) would claim.",
+        "wait4's ru_maxrss (GNU time, hyperfine) would claim.\n\n"
+        "  max_rss [OPTIONS] [--] COMMAND [ARGS...]   measure one run\n"
+        "  max_rss bench [OPTIONS] COMMAND...         several runs and commands, exports\n"
+        "  max_rss compare [OPTIONS] BASE NEW         fail CI on a memory regression\n",
         "max_rss"};
     app.set_version_flag("-V,--version", "max_rss " MAX_RSS_VERSION);
     app.footer(
