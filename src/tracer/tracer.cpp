@@ -181,6 +181,9 @@ private:
     void listen(pid_t tid);
     int64_t now() const { return monotonic_ns() - start_ns_; }
     void kill_everything();
+    // End times, orphans, the timeline and the tree peak, once the tree is gone.
+    void finish();
+    [[noreturn]] void throw_launch_error(int exec_errno) const;
     // ptrace refused: run the program anyway, measured by sampling /proc and wait4.
     RunResult run_untraced(int seize_errno);
     void poll_untraced_tree();
@@ -494,13 +497,7 @@ void Tracer::on_reaped(pid_t tid, WaitStatus ws, const rusage& ru) {
             auto report = read_launch_report(report_fd_);
             ::close(report_fd_);
             report_fd_ = -1;
-            if (report.exec_errno != 0) {
-                const int code = (report.exec_errno == ENOENT || report.exec_errno == ENOTDIR) ? 127 : 126;
-                throw LaunchError(options_.argv[0] + ": " +
-                                      (code == 127 ? std::string("command not found")
-                                                   : std::string(std::strerror(report.exec_errno))),
-                                  code);
-            }
+            if (report.exec_errno != 0) throw_launch_error(report.exec_errno);
         }
     }
 }
@@ -643,8 +640,14 @@ RunResult Tracer::run() {
         if (report_fd_ >= 0) ::close(report_fd_);
         throw;
     }
-    sampler_->stop();
     if (report_fd_ >= 0) ::close(report_fd_);
+    finish();
+    if (cgroup) result_.peak.cgroup_bytes = cgroup->peak_bytes();
+    return std::move(result_);
+}
+
+void Tracer::finish() {
+    sampler_->stop();
     const int64_t end = now();
     result_.wall_seconds = static_cast<double>(end) / 1e9;
     for (size_t i = 0; i < result_.processes.size(); ++i) {
@@ -661,8 +664,12 @@ RunResult Tracer::run() {
     result_.timeline = sampler_->take_timeline();
     if (!result_.timeline.points.empty()) sampled = sampler_->peak_bytes();
     result_.peak = compute_tree_peak(result_.processes, sampled);
-    if (cgroup) result_.peak.cgroup_bytes = cgroup->peak_bytes();
-    return std::move(result_);
+}
+
+void Tracer::throw_launch_error(int exec_errno) const {
+    const bool not_found = exec_errno == ENOENT || exec_errno == ENOTDIR;
+    throw LaunchError(options_.argv[0] + ": " + (not_found ? "command not found" : std::strerror(exec_errno)),
+                      not_found ? 127 : 126);
 }
 
 namespace {
@@ -746,10 +753,7 @@ RunResult Tracer::run_untraced(int seize_errno) {
     report_fd_ = -1;
     if (report.exec_errno != 0) {
         ::waitpid(root_pid_, nullptr, 0);
-        const int code = (report.exec_errno == ENOENT || report.exec_errno == ENOTDIR) ? 127 : 126;
-        throw LaunchError(options_.argv[0] + ": " +
-                              (code == 127 ? std::string("command not found") : std::strerror(report.exec_errno)),
-                          code);
+        throw_launch_error(report.exec_errno);
     }
     auto program = std::make_shared<Program>();
     program->argv = options_.argv;
@@ -799,17 +803,7 @@ RunResult Tracer::run_untraced(int seize_errno) {
             result_.ru_maxrss_bytes = proc.ru_maxrss_bytes;
         }
     }
-    sampler_->stop();
-    const int64_t end = now();
-    result_.wall_seconds = static_cast<double>(end) / 1e9;
-    for (auto& p : result_.processes) {
-        if (p.end_ns == 0) p.end_ns = end;
-        if (p.images.back().end_ns == 0) p.images.back().end_ns = p.end_ns;
-    }
-    result_.timeline = sampler_->take_timeline();
-    std::optional<uint64_t> sampled;
-    if (!result_.timeline.points.empty()) sampled = sampler_->peak_bytes();
-    result_.peak = compute_tree_peak(result_.processes, sampled);
+    finish();
     result_.peak.method = "degraded-sampling";
     return std::move(result_);
 }
