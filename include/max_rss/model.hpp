@@ -2,6 +2,8 @@
 // Every size is in bytes, every time in seconds or nanoseconds as named.
 #pragma once
 
+#include <max_rss/optional_bytes.hpp>
+
 #include <sys/types.h>
 
 #include <cstdint>
@@ -28,25 +30,34 @@ struct ExitStatus {
     }
 };
 
+// What smaps_rollup adds to status: proportional and private/shared splits.
+// Reading it walks the page tables, so it is read only at a process's final
+// exit, and only when it has at least 1 MiB resident.
+struct SmapsBreakdown {
+    OptionalBytes pss_bytes;
+    OptionalBytes pss_anon_bytes;
+    OptionalBytes pss_file_bytes;
+    OptionalBytes pss_shmem_bytes;
+    OptionalBytes private_bytes;    // Private_Clean + Private_Dirty
+    OptionalBytes shared_bytes;     // Shared_Clean + Shared_Dirty
+    OptionalBytes anonymous_bytes;  // Anonymous
+    OptionalBytes swap_pss_bytes;   // SwapPss
+};
+
 // One snapshot of an address space, from /proc/<tid>/status and smaps_rollup.
-// Fields a source did not provide stay nullopt ("not measured", never 0).
+// Fields a source did not provide stay unset ("not measured", never 0).
+// OptionalBytes, not std::optional, and the smaps part out of line only when
+// read: one of these is kept per process for the whole run.
 struct MemoryBreakdown {
     // from status
-    std::optional<uint64_t> hwm_bytes;        // VmHWM: peak resident of this mm
-    std::optional<uint64_t> rss_bytes;        // VmRSS
-    std::optional<uint64_t> rss_anon_bytes;   // RssAnon
-    std::optional<uint64_t> rss_file_bytes;   // RssFile
-    std::optional<uint64_t> rss_shmem_bytes;  // RssShmem
-    std::optional<uint64_t> swap_bytes;       // VmSwap
-    // from smaps_rollup
-    std::optional<uint64_t> pss_bytes;
-    std::optional<uint64_t> pss_anon_bytes;
-    std::optional<uint64_t> pss_file_bytes;
-    std::optional<uint64_t> pss_shmem_bytes;
-    std::optional<uint64_t> private_bytes;    // Private_Clean + Private_Dirty
-    std::optional<uint64_t> shared_bytes;     // Shared_Clean + Shared_Dirty
-    std::optional<uint64_t> anonymous_bytes;  // Anonymous
-    std::optional<uint64_t> swap_pss_bytes;   // SwapPss
+    OptionalBytes hwm_bytes;        // VmHWM: peak resident of this mm
+    OptionalBytes rss_bytes;        // VmRSS
+    OptionalBytes rss_anon_bytes;   // RssAnon
+    OptionalBytes rss_file_bytes;   // RssFile
+    OptionalBytes rss_shmem_bytes;  // RssShmem
+    OptionalBytes swap_bytes;       // VmSwap
+    // from smaps_rollup; null when it was not read
+    std::shared_ptr<const SmapsBreakdown> smaps;
 };
 
 // What an exec started: shared between the images of forked children, which
@@ -57,7 +68,7 @@ struct Program {
 };
 
 // How an image came to be.
-enum class ImageOrigin {
+enum class ImageOrigin : uint8_t {
     Exec,         // a successful execve: the memory is the program's own
     Fork,         // a fork child before (or without) exec: starts as a copy-on-write
                   // copy of its parent; only what it added counts as its own
@@ -68,35 +79,37 @@ enum class ImageOrigin {
 // One program image run by a process: from fork or exec to the next exec or exit.
 struct Image {
     std::shared_ptr<const Program> program;
-    ImageOrigin origin = ImageOrigin::Exec;
     // The image's own true peak. Exec: VmHWM at its last stop (execve entry or
     // exit). Fork: max(VmHWM - inherited_rss_bytes, private at last stop).
     // SharedMm: 0 (the memory belongs to the process whose mm it borrows).
     uint64_t peak_rss_bytes = 0;
     // Raw VmHWM as the kernel gave it (for Fork images this includes the
     // parent's pages; it is what ru_maxrss is built from).
-    std::optional<uint64_t> hwm_bytes;
+    OptionalBytes hwm_bytes;
     // Fork images: resident pages the child already had when it first stopped.
-    std::optional<uint64_t> inherited_rss_bytes;
-    bool measured = false;  // false: no stop of this image could be read
+    OptionalBytes inherited_rss_bytes;
     int64_t start_ns = 0;   // since the run started
     int64_t end_ns = 0;
+    ImageOrigin origin = ImageOrigin::Exec;
+    bool measured = false;  // false: no stop of this image could be read
 };
 
+// Fields ordered largest first: one record per process is kept for the
+// whole run, and padding would cost every one of them.
 struct Process {
     pid_t pid = 0;
     pid_t ppid = 0;          // the process that created it (0 for the root)
-    uint64_t serial = 0;     // unique in a run; pids may be reused
+    uint32_t serial = 0;     // unique in a run; pids may be reused
     uint32_t threads = 1;    // tasks ever seen in this thread group
-    std::optional<pid_t> shares_mm_with;  // CLONE_VM without exec: counted there
     std::vector<Image> images;
     // The process's own peak: the max over its images' peak_rss_bytes.
     uint64_t peak_rss_bytes = 0;
-    std::optional<uint64_t> ru_maxrss_bytes;  // from wait4 when max_rss reaped it
-    ExitStatus exit;
+    OptionalBytes ru_maxrss_bytes;  // from wait4 when max_rss reaped it
     MemoryBreakdown at_exit;  // at the final exit stop
     int64_t start_ns = 0;
     int64_t end_ns = 0;
+    std::optional<pid_t> shares_mm_with;  // CLONE_VM without exec: counted there
+    ExitStatus exit;
     bool orphaned = false;  // outlived its parent and was reparented to max_rss
 };
 
@@ -136,7 +149,7 @@ struct RunResult {
     std::vector<std::string> command;
     ExitStatus exit;                 // the root process's
     double wall_seconds = 0;
-    std::optional<uint64_t> ru_maxrss_bytes;  // wait4 of the root: what GNU time says
+    OptionalBytes ru_maxrss_bytes;  // wait4 of the root: what GNU time says
     TreePeak peak;
     // In order of creation; [0] is the root. A deque: a tree of 10,000
     // processes grows it without the copy-and-double spike of a vector.

@@ -150,15 +150,17 @@ MemoryBreakdown make_breakdown(const std::optional<Status>& status,
     }
     if (smaps) {
         if (!b.rss_bytes) b.rss_bytes = smaps->rss_bytes;
-        b.pss_bytes = smaps->pss_bytes;
-        b.pss_anon_bytes = smaps->pss_anon_bytes;
-        b.pss_file_bytes = smaps->pss_file_bytes;
-        b.pss_shmem_bytes = smaps->pss_shmem_bytes;
-        b.private_bytes = sum(smaps->private_clean_bytes, smaps->private_dirty_bytes);
-        b.shared_bytes = sum(smaps->shared_clean_bytes, smaps->shared_dirty_bytes);
-        b.anonymous_bytes = smaps->anonymous_bytes;
-        b.swap_pss_bytes = smaps->swap_pss_bytes;
         if (!b.swap_bytes) b.swap_bytes = smaps->swap_bytes;
+        auto s = std::make_shared<SmapsBreakdown>();
+        s->pss_bytes = smaps->pss_bytes;
+        s->pss_anon_bytes = smaps->pss_anon_bytes;
+        s->pss_file_bytes = smaps->pss_file_bytes;
+        s->pss_shmem_bytes = smaps->pss_shmem_bytes;
+        s->private_bytes = sum(smaps->private_clean_bytes, smaps->private_dirty_bytes);
+        s->shared_bytes = sum(smaps->shared_clean_bytes, smaps->shared_dirty_bytes);
+        s->anonymous_bytes = smaps->anonymous_bytes;
+        s->swap_pss_bytes = smaps->swap_pss_bytes;
+        b.smaps = std::move(s);
     }
     return b;
 }

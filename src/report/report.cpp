@@ -10,6 +10,8 @@ json opt(const std::optional<T>& v) {
     return v ? json(*v) : json(nullptr);
 }
 
+json opt(OptionalBytes v) { return v ? json(*v) : json(nullptr); }
+
 double seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 
 const char* origin_name(ImageOrigin o) {
@@ -28,21 +30,24 @@ json exit_to_json(const ExitStatus& e) {
 }
 
 json breakdown_to_json(const MemoryBreakdown& b) {
+    // The smaps fields are always present, null when smaps_rollup was not read.
+    const SmapsBreakdown none;
+    const SmapsBreakdown& s = b.smaps ? *b.smaps : none;
     return json{
         {"hwm_bytes", opt(b.hwm_bytes)},
         {"rss_bytes", opt(b.rss_bytes)},
         {"rss_anon_bytes", opt(b.rss_anon_bytes)},
         {"rss_file_bytes", opt(b.rss_file_bytes)},
         {"rss_shmem_bytes", opt(b.rss_shmem_bytes)},
-        {"pss_bytes", opt(b.pss_bytes)},
-        {"pss_anon_bytes", opt(b.pss_anon_bytes)},
-        {"pss_file_bytes", opt(b.pss_file_bytes)},
-        {"pss_shmem_bytes", opt(b.pss_shmem_bytes)},
-        {"private_bytes", opt(b.private_bytes)},
-        {"shared_bytes", opt(b.shared_bytes)},
-        {"anonymous_bytes", opt(b.anonymous_bytes)},
+        {"pss_bytes", opt(s.pss_bytes)},
+        {"pss_anon_bytes", opt(s.pss_anon_bytes)},
+        {"pss_file_bytes", opt(s.pss_file_bytes)},
+        {"pss_shmem_bytes", opt(s.pss_shmem_bytes)},
+        {"private_bytes", opt(s.private_bytes)},
+        {"shared_bytes", opt(s.shared_bytes)},
+        {"anonymous_bytes", opt(s.anonymous_bytes)},
         {"swap_bytes", opt(b.swap_bytes)},
-        {"swap_pss_bytes", opt(b.swap_pss_bytes)},
+        {"swap_pss_bytes", opt(s.swap_pss_bytes)},
     };
 }
 

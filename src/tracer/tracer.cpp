@@ -31,6 +31,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <deque>
 #include <ctime>
 #include <unordered_map>
 #include <unordered_set>
@@ -145,11 +146,38 @@ struct Task {
     bool exiting = false;        // has passed its PTRACE_EVENT_EXIT stop
 };
 
-// Tracer-side bookkeeping of a process, beside the model's Process.
+// Tracer-side bookkeeping of a process, beside the model's Process. One per
+// process for the whole run: 12 bytes, in a deque (no copy-and-double spike).
 struct ProcessTrack {
-    uint32_t live_tasks = 0;     // tasks seen, not yet at their exit stop
+    static constexpr uint32_t kNoParent = UINT32_MAX;
+    uint32_t parent = kNoParent;  // index of the creating process
+    uint32_t live_tasks = 0;      // tasks seen, not yet at their exit stop
     bool exec_seen = false;
-    std::optional<size_t> parent;  // index of the creating process
+};
+
+// One Program per distinct (exe, argv): a shell loop that runs the same
+// command 10,000 times keeps one copy of it, not 10,000.
+class ProgramInterner {
+public:
+    std::shared_ptr<const Program> intern(Program program) {
+        auto candidate = std::make_shared<const Program>(std::move(program));
+        return *programs_.insert(std::move(candidate)).first;
+    }
+
+private:
+    struct Hash {
+        size_t operator()(const std::shared_ptr<const Program>& p) const noexcept {
+            size_t h = std::hash<std::string>{}(p->exe);
+            for (const auto& arg : p->argv) h = h * 1000003u ^ std::hash<std::string>{}(arg);
+            return h;
+        }
+    };
+    struct Equal {
+        bool operator()(const std::shared_ptr<const Program>& a, const std::shared_ptr<const Program>& b) const {
+            return a->exe == b->exe && a->argv == b->argv;
+        }
+    };
+    std::unordered_set<std::shared_ptr<const Program>, Hash, Equal> programs_;
 };
 
 class Tracer {
@@ -190,7 +218,7 @@ private:
 
     const TraceOptions& options_;
     RunResult result_;
-    std::vector<ProcessTrack> track_;
+    std::deque<ProcessTrack> track_;
     std::unordered_map<pid_t, Task> tasks_;
     std::unordered_map<pid_t, size_t> live_process_by_pid_;
     // Tasks whose first stop came before their creator's fork/clone event:
@@ -199,8 +227,9 @@ private:
     pid_t root_pid_ = 0;
     int report_fd_ = -1;
     int64_t start_ns_ = 0;
-    uint64_t next_serial_ = 1;
+    uint32_t next_serial_ = 1;
     std::unique_ptr<Sampler> sampler_;
+    ProgramInterner programs_;
     std::unordered_set<pid_t> untraced_parents_;  // degraded mode: processes seen with children
 };
 
@@ -224,7 +253,7 @@ size_t Tracer::new_process(pid_t pid, pid_t ppid, ImageOrigin origin,
     result_.processes.push_back(std::move(p));
     track_.emplace_back();
     if (auto it = live_process_by_pid_.find(ppid); ppid != 0 && it != live_process_by_pid_.end())
-        track_.back().parent = it->second;
+        track_.back().parent = static_cast<uint32_t>(it->second);
     size_t index = result_.processes.size() - 1;
     live_process_by_pid_[pid] = index;
     // Counted as owning nothing until it is known what it owns: the root
@@ -396,11 +425,8 @@ void Tracer::on_exec(pid_t tid) {
     }
     tr.exec_seen = true;
     proc.shares_mm_with.reset();  // exec gives the process its own mm
-    auto program = std::make_shared<Program>();
-    program->argv = procfs::read_cmdline(tid);
-    program->exe = procfs::read_exe(tid);
     Image img;
-    img.program = std::move(program);
+    img.program = programs_.intern(Program{procfs::read_cmdline(tid), procfs::read_exe(tid)});
     img.origin = ImageOrigin::Exec;
     img.start_ns = t;
     proc.images.push_back(std::move(img));
@@ -429,8 +455,9 @@ void Tracer::on_exit_stop(pid_t tid, Task& task) {
                 // A forked child's private pages at exit (smaps) include the
                 // copy-on-write copies it made, which statm cannot see.
                 std::optional<std::pair<pid_t, uint64_t>> floor;
-                if (proc.images.back().origin == ImageOrigin::Fork && proc.at_exit.private_bytes)
-                    floor.emplace(proc.pid, *proc.at_exit.private_bytes);
+                const auto& smaps = proc.at_exit.smaps;
+                if (proc.images.back().origin == ImageOrigin::Fork && smaps && smaps->private_bytes)
+                    floor.emplace(proc.pid, *smaps->private_bytes);
                 sampler_->snapshot(0, floor);
             }
         }
@@ -653,7 +680,8 @@ void Tracer::finish() {
     for (size_t i = 0; i < result_.processes.size(); ++i) {
         Process& p = result_.processes[i];
         if (p.end_ns == 0) p.end_ns = end;
-        if (auto parent = track_[i].parent) p.orphaned = result_.processes[*parent].end_ns < p.end_ns;
+        if (const uint32_t parent = track_[i].parent; parent != ProcessTrack::kNoParent)
+            p.orphaned = result_.processes[parent].end_ns < p.end_ns;
         for (auto& img : p.images)
             if (img.end_ns == 0) img.end_ns = p.end_ns;
         if (!p.images.empty() && std::none_of(p.images.begin(), p.images.end(),

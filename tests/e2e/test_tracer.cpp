@@ -34,8 +34,9 @@ TEST_CASE("touch 100 MiB and exit: tree peak 100 to 102.5 MiB", "[tracer]") {
     REQUIRE(r.ru_maxrss_bytes);
     CHECK_MIB_NEAR(*r.ru_maxrss_bytes, 100);
     // The final breakdown comes from the exit stop, before exit_mm.
-    REQUIRE(r.processes[0].at_exit.pss_bytes);
-    CHECK_MIB_NEAR(*r.processes[0].at_exit.anonymous_bytes, 100);
+    REQUIRE(r.processes[0].at_exit.smaps);
+    REQUIRE(r.processes[0].at_exit.smaps->pss_bytes);
+    CHECK_MIB_NEAR(*r.processes[0].at_exit.smaps->anonymous_bytes, 100);
 }
 
 TEST_CASE("a peak freed before exit is still the peak", "[tracer]") {

@@ -78,10 +78,13 @@ TEST_CASE("parse_smaps_rollup reads a real rollup in bytes", "[procfs]") {
     CHECK(*r->anonymous_bytes >= 50 * 1024 * KiB);
     CHECK(*r->swap_bytes == 0);
     auto b = procfs::make_breakdown(std::nullopt, r);
-    CHECK(*b.private_bytes == *r->private_clean_bytes + *r->private_dirty_bytes);
-    CHECK(*b.shared_bytes == *r->shared_clean_bytes + *r->shared_dirty_bytes);
+    REQUIRE(b.smaps);
+    CHECK(*b.smaps->private_bytes == *r->private_clean_bytes + *r->private_dirty_bytes);
+    CHECK(*b.smaps->shared_bytes == *r->shared_clean_bytes + *r->shared_dirty_bytes);
+    CHECK(*b.smaps->pss_bytes == 51372 * KiB);
     CHECK(*b.rss_bytes == *r->rss_bytes);
     CHECK_FALSE(b.hwm_bytes.has_value());
+    CHECK_FALSE(procfs::make_breakdown(procfs::Status{}, std::nullopt).smaps);  // not read: no smaps part
 }
 
 TEST_CASE("parse_smaps_rollup rejects text that is not a rollup", "[procfs]") {
