@@ -59,7 +59,9 @@ void append_bounded(Timeline& timeline, TimelinePoint point, size_t max_points);
 class Sampler {
 public:
     // interval_ns 0: no periodic sampling, only snapshots the tracer asks for.
-    Sampler(int64_t interval_ns, int64_t start_ns, size_t max_points = 4096);
+    // max_points bounds the timeline's memory (~70-180 bytes a point); 2048
+    // is still twice the plot's width in pixels.
+    Sampler(int64_t interval_ns, int64_t start_ns, size_t max_points = 2048);
     ~Sampler();  // stops the timer, restores SIGALRM
     Sampler(const Sampler&) = delete;
     Sampler& operator=(const Sampler&) = delete;

@@ -64,12 +64,17 @@ SnapshotTotal sum_snapshot(const std::vector<std::pair<SampledProcess, StatmSamp
 void append_bounded(Timeline& timeline, TimelinePoint point, size_t max_points) {
     auto& pts = timeline.points;
     if (max_points >= 2 && pts.size() >= max_points) {
-        std::vector<TimelinePoint> merged;
-        merged.reserve(max_points / 2 + 1);
+        // In place: a second array here would be a spike in max_rss's own memory.
+        // (Never a self-move: a vector moved onto itself may end up empty.)
+        size_t kept = 0;
+        auto keep = [&](size_t from) {
+            if (from != kept) pts[kept] = std::move(pts[from]);
+            ++kept;
+        };
         for (size_t i = 0; i + 1 < pts.size(); i += 2)
-            merged.push_back(pts[i].total_bytes >= pts[i + 1].total_bytes ? std::move(pts[i]) : std::move(pts[i + 1]));
-        if (pts.size() % 2) merged.push_back(std::move(pts.back()));
-        pts = std::move(merged);
+            keep(pts[i].total_bytes >= pts[i + 1].total_bytes ? i : i + 1);
+        if (pts.size() % 2) keep(pts.size() - 1);
+        pts.resize(kept);
     }
     pts.push_back(std::move(point));
 }

@@ -54,13 +54,19 @@ TEST_CASE("the timeline stays bounded and keeps its peak", "[sampler]") {
     Timeline tl;
     for (int64_t i = 0; i < 100000; ++i) {
         uint64_t total = (i == 77777) ? 999 * MiB : static_cast<uint64_t>(i % 100) * MiB;
-        append_bounded(tl, TimelinePoint{i, total, {}}, 64);
+        // Each point's contributors name its own time: a merge must carry them along.
+        append_bounded(tl, TimelinePoint{i, total, {{static_cast<uint32_t>(i), total}}}, 64);
         REQUIRE(tl.points.size() <= 64);
     }
     uint64_t best = 0;
     for (const auto& p : tl.points) best = std::max(best, p.total_bytes);
     CHECK(best == 999 * MiB);
     for (size_t i = 1; i < tl.points.size(); ++i) CHECK(tl.points[i - 1].t_ns < tl.points[i].t_ns);
+    for (const auto& p : tl.points) {
+        REQUIRE(p.top.size() == 1);
+        CHECK(p.top[0].first == static_cast<uint32_t>(p.t_ns));
+        CHECK(p.top[0].second == p.total_bytes);
+    }
 }
 
 TEST_CASE("a private floor from smaps raises a process's part, never lowers it", "[sampler]") {
