@@ -452,13 +452,19 @@ void Tracer::on_exit_stop(pid_t tid, Task& task) {
             measure_image(tid, task.process, true);
             // The moment a process ends, its memory and everyone else's are
             // all still in place: the snapshot that catches short overlaps.
-            // Skipped for a process that owns less than 1 MiB (it cannot add
-            // much; others are caught at their own exits and by the timer),
-            // which keeps fork-heavy loads cheap. The sampler limits its own
-            // cost in very wide trees.
+            // Skipped for a process that holds less than 1 MiB of its own
+            // (it cannot add much; others are caught at their own exits and
+            // by the timer), which keeps fork- and exec-heavy loads cheap.
+            // "Its own": a fork image's peak is already only what it added;
+            // an exec'd image's VmHWM counts the libraries it maps (every
+            // /bin/true passes 1 MiB), so its anonymous and shmem pages at
+            // exit decide. The sampler limits its own cost in wide trees.
             const Process& proc = result_.processes[task.process];
             constexpr uint64_t kSnapshotWorthyBytes = 1 << 20;
-            if (!proc.images.empty() && proc.images.back().peak_rss_bytes >= kSnapshotWorthyBytes) {
+            uint64_t own_bytes = proc.images.empty() ? 0 : proc.images.back().peak_rss_bytes;
+            if (!proc.images.empty() && proc.images.back().origin == ImageOrigin::Exec && proc.at_exit.rss_anon_bytes)
+                own_bytes = *proc.at_exit.rss_anon_bytes + proc.at_exit.rss_shmem_bytes.value_or(0);
+            if (own_bytes >= kSnapshotWorthyBytes) {
                 // A forked child's private pages at exit (smaps) include the
                 // copy-on-write copies it made, which statm cannot see.
                 std::optional<std::pair<pid_t, uint64_t>> floor;
