@@ -140,8 +140,10 @@ CloneKind decode_clone(pid_t parent, StopKind event, pid_t child) {
 // --- Tracer state --------------------------------------------------------------------
 
 // A task (thread) the tracer follows.
+// One per live task, in a hash map: 8 bytes (a 10,000-process-wide tree
+// keeps 10,000 of them).
 struct Task {
-    size_t process = 0;          // index into processes_
+    uint32_t process = 0;        // index into result_.processes
     bool awaiting_first_stop = true;
     bool exiting = false;        // has passed its PTRACE_EVENT_EXIT stop
 };
@@ -220,7 +222,7 @@ private:
     RunResult result_;
     std::deque<ProcessTrack> track_;
     std::unordered_map<pid_t, Task> tasks_;
-    std::unordered_map<pid_t, size_t> live_process_by_pid_;
+    std::unordered_map<pid_t, uint32_t> live_process_by_pid_;
     // Tasks whose first stop came before their creator's fork/clone event:
     // held stopped until the event says what they are.
     std::unordered_set<pid_t> held_;
@@ -255,7 +257,7 @@ size_t Tracer::new_process(pid_t pid, pid_t ppid, ImageOrigin origin,
     if (auto it = live_process_by_pid_.find(ppid); ppid != 0 && it != live_process_by_pid_.end())
         track_.back().parent = static_cast<uint32_t>(it->second);
     size_t index = result_.processes.size() - 1;
-    live_process_by_pid_[pid] = index;
+    live_process_by_pid_[pid] = static_cast<uint32_t>(index);
     // Counted as owning nothing until it is known what it owns: the root
     // before its first exec is max_rss's own fork, and a forked child's
     // inherited pages are only known at its first stop (on_first_stop).
@@ -266,7 +268,7 @@ size_t Tracer::new_process(pid_t pid, pid_t ppid, ImageOrigin origin,
 }
 
 void Tracer::add_task(pid_t tid, size_t process_index) {
-    tasks_[tid] = Task{process_index, true, false};
+    tasks_[tid] = Task{static_cast<uint32_t>(process_index), true, false};
     track_[process_index].live_tasks++;
     result_.processes[process_index].threads++;
 }
@@ -414,7 +416,7 @@ void Tracer::on_exec(pid_t tid) {
         // live count is right as it is (the leader left it, the exec'ing
         // thread is still in it).
         tasks_.erase(former_tid);
-        tasks_[tid] = Task{index, false, false};
+        tasks_[tid] = Task{static_cast<uint32_t>(index), false, false};
     }
     Process& proc = result_.processes[index];
     ProcessTrack& tr = track_[index];
