@@ -45,6 +45,22 @@ struct SnapshotTotal {
     uint64_t total_bytes = 0;
     std::vector<std::pair<uint32_t, uint64_t>> top;  // largest contributors, at most top_n
 };
+
+// The same sum, one process at a time, in O(top_n) memory: a snapshot of
+// 10,000 live processes must not need arrays of 10,000 entries.
+class SnapshotSum {
+public:
+    explicit SnapshotSum(size_t top_n = 8) : top_n_(top_n) {}
+    void add(const SampledProcess& process, const StatmSample& sample);
+    SnapshotTotal finish() &&;  // top sorted largest first
+
+private:
+    size_t top_n_;
+    uint64_t private_total_bytes_ = 0;
+    uint64_t largest_shared_bytes_ = 0;
+    std::vector<std::pair<uint32_t, uint64_t>> top_;  // a min-heap on bytes, at most top_n
+};
+
 SnapshotTotal sum_snapshot(const std::vector<std::pair<SampledProcess, StatmSample>>& samples,
                            size_t top_n = 8);
 
@@ -99,7 +115,6 @@ private:
     uint64_t peak_bytes_ = 0;
     int64_t last_snapshot_ns_ = 0;
     int64_t last_duration_ns_ = 0;  // what the last snapshot cost
-    std::vector<std::pair<SampledProcess, StatmSample>> scratch_;
 };
 
 }  // namespace max_rss

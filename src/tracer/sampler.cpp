@@ -39,26 +39,38 @@ uint64_t private_bytes(const SampledProcess& p, const StatmSample& s) {
     return std::max(p.private_floor_bytes, private_from_statm(p, s));
 }
 
-SnapshotTotal sum_snapshot(const std::vector<std::pair<SampledProcess, StatmSample>>& samples, size_t top_n) {
-    SnapshotTotal t;
-    uint64_t largest_shared = 0;
-    std::vector<std::pair<uint32_t, uint64_t>> contributions;
-    contributions.reserve(samples.size());
-    for (const auto& [proc, statm] : samples) {
-        const uint64_t own = private_bytes(proc, statm);
-        t.total_bytes += own;
-        // File-backed and shmem pages are mostly the same pages in several
-        // processes (libraries, MAP_SHARED): counted once, as the largest set.
-        if (proc.origin != ImageOrigin::SharedMm) largest_shared = std::max(largest_shared, statm.shared_bytes);
-        if (own > 0) contributions.emplace_back(proc.index, own);
+void SnapshotSum::add(const SampledProcess& process, const StatmSample& sample) {
+    const uint64_t own = private_bytes(process, sample);
+    private_total_bytes_ += own;
+    // File-backed and shmem pages are mostly the same pages in several
+    // processes (libraries, MAP_SHARED): counted once, as the largest set.
+    if (process.origin != ImageOrigin::SharedMm)
+        largest_shared_bytes_ = std::max(largest_shared_bytes_, sample.shared_bytes);
+    if (own == 0 || top_n_ == 0) return;
+    auto smaller = [](const auto& a, const auto& b) { return a.second > b.second; };  // min-heap
+    if (top_.size() < top_n_) {
+        top_.emplace_back(process.index, own);
+        std::push_heap(top_.begin(), top_.end(), smaller);
+    } else if (own > top_.front().second) {
+        std::pop_heap(top_.begin(), top_.end(), smaller);
+        top_.back() = {process.index, own};
+        std::push_heap(top_.begin(), top_.end(), smaller);
     }
-    t.total_bytes += largest_shared;
-    const size_t n = std::min(top_n, contributions.size());
-    std::partial_sort(contributions.begin(), contributions.begin() + static_cast<std::ptrdiff_t>(n),
-                      contributions.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    // Only the top n, in a vector of their size: one point per snapshot is kept.
-    t.top.assign(contributions.begin(), contributions.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+SnapshotTotal SnapshotSum::finish() && {
+    SnapshotTotal t;
+    t.total_bytes = private_total_bytes_ + largest_shared_bytes_;
+    std::sort(top_.begin(), top_.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    // One point per snapshot is kept: a vector of exactly its size.
+    t.top.assign(top_.begin(), top_.end());
     return t;
+}
+
+SnapshotTotal sum_snapshot(const std::vector<std::pair<SampledProcess, StatmSample>>& samples, size_t top_n) {
+    SnapshotSum sum(top_n);
+    for (const auto& [proc, statm] : samples) sum.add(proc, statm);
+    return std::move(sum).finish();
 }
 
 void append_bounded(Timeline& timeline, TimelinePoint point, size_t max_points) {
@@ -146,15 +158,20 @@ void Sampler::snapshot(int64_t min_gap_ns, std::optional<std::pair<pid_t, uint64
     const int64_t gap = std::max(min_gap_ns, 10 * last_duration_ns_);
     if (live_.empty() || (gap > 0 && t - last_snapshot_ns_ < gap)) return;
     last_snapshot_ns_ = t;
-    scratch_.clear();
+    SnapshotSum sum;
     for (auto& [pid, proc] : live_) {
         if (auto s = procfs::read_statm(pid)) {
             proc.max_resident_bytes = std::max(proc.max_resident_bytes, s->resident_bytes);
-            scratch_.emplace_back(proc, *s);
-            if (floor && floor->first == pid) scratch_.back().first.private_floor_bytes = floor->second;
+            if (floor && floor->first == pid) {
+                SampledProcess floored = proc;
+                floored.private_floor_bytes = floor->second;
+                sum.add(floored, *s);
+            } else {
+                sum.add(proc, *s);
+            }
         }
     }
-    SnapshotTotal total = sum_snapshot(scratch_);
+    SnapshotTotal total = std::move(sum).finish();
     last_duration_ns_ = monotonic_ns() - t;
     peak_bytes_ = std::max(peak_bytes_, total.total_bytes);
     append_bounded(timeline_, TimelinePoint{t - start_ns_, total.total_bytes, std::move(total.top)}, max_points_);

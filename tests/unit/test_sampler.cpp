@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace max_rss;
 
 namespace {
@@ -48,6 +50,24 @@ TEST_CASE("a snapshot sums private memory and keeps the largest contributors", "
     CHECK(t.top[0].first == 11);
     CHECK(t.top[1].first == 10);
     CHECK(t.top[2].first == 9);
+}
+
+TEST_CASE("a snapshot's top contributors do not depend on the order processes come in", "[sampler]") {
+    // The sum is streamed (a bounded heap, not a sorted copy of every live
+    // process): check it against the order-free answer for several orders.
+    std::vector<std::pair<SampledProcess, StatmSample>> samples;
+    for (uint32_t i = 0; i < 50; ++i)
+        samples.push_back({proc(i, ImageOrigin::Exec), statm(3 + (i * 37) % 50, 2)});  // private 1..50 MiB, distinct
+    for (int order = 0; order < 3; ++order) {
+        if (order == 1) std::reverse(samples.begin(), samples.end());
+        if (order == 2) std::rotate(samples.begin(), samples.begin() + 17, samples.end());
+        auto t = sum_snapshot(samples, 4);
+        REQUIRE(t.top.size() == 4);
+        for (uint64_t k = 0; k < 4; ++k) CHECK(t.top[k].second == (50 - k) * MiB);  // largest first
+        CHECK(t.total_bytes == 2 * MiB + 1275 * MiB);                             // 2 shared + 1+2+...+50
+        CHECK(sum_snapshot(samples, 0).top.empty());
+        CHECK(sum_snapshot(samples, 0).total_bytes == t.total_bytes);
+    }
 }
 
 TEST_CASE("the timeline stays bounded and keeps its peak", "[sampler]") {
