@@ -209,7 +209,8 @@ void ExportTarget::discard_temp_file() {
 
 namespace {
 // A minimal output buffer over a file descriptor, so large exports are written
-// in 64 KiB pieces instead of being built whole in memory first.
+// in 16 KiB pieces instead of being built whole in memory first (a bigger
+// buffer is only more of max_rss's own memory, on its stack).
 class FdBuf : public std::streambuf {
 public:
     explicit FdBuf(int fd) : fd_(fd) { setp(buf_, buf_ + sizeof buf_); }
@@ -243,7 +244,7 @@ private:
     }
     int fd_;
     int error_ = 0;
-    char buf_[65536];
+    char buf_[16384];
 };
 }  // namespace
 
