@@ -270,17 +270,33 @@ TEST_CASE("a bounded fork bomb: every process that existed is in the report", "[
 }
 
 TEST_CASE("max_rss's own peak while tracing 10,000 processes one after another", "[reliability][own-rss]") {
-    const std::string report = temp_path("own_rss.json");
-    const auto r = run_binary({"-q", "-o", report, "--", fixture("many_children"), "10000"}, 60);
-    REQUIRE(r.exit_code == 0);
-    const json j = load_json(report);
-    ::unlink(report.c_str());
-    CHECK(j["processes"].size() == 10001);
-    WARN("many_children 10000: traced in " << r.seconds << " s; max_rss's own peak (ru_maxrss) "
-                                           << mib(r.ru_maxrss_bytes) << " MiB (target 8 MiB)");
-    // The target is 8 MiB; asserted with room for allocator and libc variation.
-    CHECK(mib(r.ru_maxrss_bytes) <= 16);
-    CHECK(r.seconds < 20);
+    // Issue 5's target: at most 8 MiB of max_rss's own memory for a tree of
+    // 10,000 processes. Measured (docs/performance.md): 7.0-7.5 MiB for
+    // forked children, 7.8-8.0 MiB when each also execs a program (two
+    // images a process). The second is asserted with 0.5 MiB of room: its
+    // margin under the target is smaller than this machine's run-to-run noise.
+    struct Case {
+        std::vector<std::string> args;
+        double limit_mib;
+    };
+    const Case cases[] = {{{fixture("many_children"), "10000"}, 8.0},
+                          {{fixture("many_children"), "10000", "/bin/true"}, 8.5}};
+    for (const auto& c : cases) {
+        const std::string report = temp_path("own_rss.json");
+        std::vector<std::string> argv{"-q", "-o", report, "--"};
+        argv.insert(argv.end(), c.args.begin(), c.args.end());
+        const auto r = run_binary(argv, 60);
+        REQUIRE(r.exit_code == 0);
+        const json j = load_json(report);
+        ::unlink(report.c_str());
+        INFO((c.args.size() == 3 ? "fork+exec /bin/true" : "fork only"));
+        CHECK(j["processes"].size() == 10001);
+        WARN("many_children 10000" << std::string(c.args.size() == 3 ? " /bin/true" : "") << ": traced in " << r.seconds
+                                   << " s; max_rss's own peak (ru_maxrss) " << mib(r.ru_maxrss_bytes)
+                                   << " MiB (target 8 MiB)");
+        CHECK(mib(r.ru_maxrss_bytes) <= c.limit_mib);
+        CHECK(r.seconds < 30);
+    }
 }
 
 TEST_CASE("10,000 processes alive at once are traced in reasonable time", "[reliability][own-rss]") {
@@ -295,7 +311,9 @@ TEST_CASE("10,000 processes alive at once are traced in reasonable time", "[reli
     const json j = load_json(report);
     ::unlink(report.c_str());
     CHECK(j["processes"].size() == 10001);
-    CHECK(mib(r.ru_maxrss_bytes) <= 16);
+    // Measured 8.9-9.1 MiB: all 10,000 are live at once, so beside each record
+    // the tracer keeps a task, a pid index and a sampler entry for each.
+    CHECK(mib(r.ru_maxrss_bytes) <= 10);
     CHECK(r.seconds < 20);
 }
 
