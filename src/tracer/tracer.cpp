@@ -754,9 +754,7 @@ void Tracer::poll_untraced_tree() {
     for (pid_t parent : parents) {
         for (pid_t child : proc_children(parent)) {
             if (live_process_by_pid_.count(child)) continue;
-            auto program = std::make_shared<Program>();
-            program->argv = procfs::read_cmdline(child);
-            program->exe = procfs::read_exe(child);
+            auto program = programs_.intern(Program{procfs::read_cmdline(child), procfs::read_exe(child)});
             const pid_t ppid = parent == ::getpid() ? 0 : parent;
             if (ppid != 0) untraced_parents_.insert(ppid);
             size_t index = new_process(child, ppid, ImageOrigin::Exec, std::move(program), std::nullopt);
@@ -798,9 +796,7 @@ RunResult Tracer::run_untraced(int seize_errno) {
         ::waitpid(root_pid_, nullptr, 0);
         throw_launch_error(report.exec_errno);
     }
-    auto program = std::make_shared<Program>();
-    program->argv = options_.argv;
-    program->exe = procfs::read_exe(root_pid_);
+    auto program = programs_.intern(Program{options_.argv, procfs::read_exe(root_pid_)});
     size_t root_index = new_process(root_pid_, 0, ImageOrigin::Exec, std::move(program), std::nullopt);
     result_.processes[root_index].threads = 1;
     sampler_ = std::make_unique<Sampler>(options_.sample_interval_ns > 0 ? options_.sample_interval_ns : 20'000'000,
