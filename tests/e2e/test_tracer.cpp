@@ -296,3 +296,13 @@ TEST_CASE("a forked worker that writes to every inherited page holds a second co
     CHECK(mib(r.peak.tree_bytes) >= 200);
     CHECK(mib(r.peak.tree_bytes) <= 204);
 }
+
+TEST_CASE("a small copy-on-write worker's copies are still counted", "[tracer]") {
+    // 2 MiB rewritten by the child: below the 4 MiB from which an exec'd
+    // image's smaps_rollup is read, above the 1 MiB from which a fork
+    // image's is. Only smaps' private pages at its exit see the copies.
+    auto r = run({fixture("cow_worker"), "2", "0"});
+    REQUIRE(r.processes.size() == 2);
+    CHECK(mib(r.processes[1].peak_rss_bytes) >= 1.5);
+    CHECK(mib(r.processes[1].peak_rss_bytes) <= 3);
+}
