@@ -2,12 +2,15 @@
 // app and returns the action to run once parsing succeeded.
 #pragma once
 
-#include <CLI/CLI.hpp>
 
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace max_rss::cli {
 

@@ -2,6 +2,8 @@
 // several runs, hyperfine-style, print a summary and export the results.
 #include <max_rss/bench.hpp>
 #include <max_rss/commands.hpp>
+
+#include <CLI/CLI.hpp>
 #include <max_rss/exit_codes.hpp>
 #include <max_rss/export.hpp>
 #include <max_rss/launch.hpp>

@@ -4,8 +4,9 @@
 #include <max_rss/exit_codes.hpp>
 #include <max_rss/tracer.hpp>
 
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
+#include <max_rss/log.hpp>
+
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <exception>
@@ -15,10 +16,7 @@ namespace max_rss::cli {
 
 int main(int argc, char** argv) {
     // Logs go to stderr only: stdout belongs to the program and to `-o -`.
-    auto logger = spdlog::stderr_color_mt("max_rss");
-    logger->set_pattern("max_rss: %l: %v");
-    spdlog::set_default_logger(logger);
-    spdlog::set_level(spdlog::level::warn);
+    log::init();
 
     CLI::App app{
         "max_rss: the true peak memory of a program and of every process it starts.\n"

@@ -2,6 +2,8 @@
 // of two reports and fails (exit 1) when a peak grew beyond the threshold.
 #include <max_rss/bench.hpp>
 #include <max_rss/commands.hpp>
+
+#include <CLI/CLI.hpp>
 #include <max_rss/compare.hpp>
 #include <max_rss/exit_codes.hpp>
 #include <max_rss/size.hpp>

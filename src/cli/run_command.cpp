@@ -10,7 +10,9 @@
 #include <max_rss/tracer.hpp>
 #include <max_rss/tree_view.hpp>
 
-#include <spdlog/spdlog.h>
+#include <max_rss/log.hpp>
+
+#include <CLI/CLI.hpp>
 
 #include <unistd.h>
 
@@ -43,8 +45,8 @@ bool stderr_wants_color() {
 }  // namespace
 
 void apply_verbosity(int verbose) {
-    if (verbose >= 2) spdlog::set_level(spdlog::level::trace);
-    else if (verbose == 1) spdlog::set_level(spdlog::level::debug);
+    if (verbose >= 2) log::set_level(log::Level::trace);
+    else if (verbose == 1) log::set_level(log::Level::debug);
 }
 
 Action add_run_command(CLI::App& app, const std::optional<std::vector<std::string>>& after_dashdash) {

@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
+#include <max_rss/log.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -276,13 +276,13 @@ void Tracer::add_task(pid_t tid, size_t process_index) {
 void Tracer::resume(pid_t tid, int sig) {
     if (::ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig))) != 0) {
         // ESRCH: the task vanished (SIGKILL); its death is reported by wait4.
-        if (errno != ESRCH) spdlog::debug("PTRACE_CONT {}: {}", tid, std::strerror(errno));
+        if (errno != ESRCH) log::debug("PTRACE_CONT {}: {}", tid, std::strerror(errno));
     }
 }
 
 void Tracer::listen(pid_t tid) {
     if (::ptrace(PTRACE_LISTEN, tid, nullptr, nullptr) != 0 && errno != ESRCH) {
-        spdlog::debug("PTRACE_LISTEN {}: {}", tid, std::strerror(errno));
+        log::debug("PTRACE_LISTEN {}: {}", tid, std::strerror(errno));
         resume(tid);
     }
 }
@@ -298,7 +298,7 @@ void Tracer::measure_image(pid_t tid, size_t process_index, bool final_exit) {
     }
     auto status = procfs::read_status(tid);
     if (!status || !status->hwm_bytes) {
-        spdlog::debug("pid {}: no VmHWM at stop (task gone?)", tid);
+        log::debug("pid {}: no VmHWM at stop (task gone?)", tid);
         return;
     }
     img.hwm_bytes = std::max(img.hwm_bytes.value_or(0), *status->hwm_bytes);
@@ -546,7 +546,7 @@ void Tracer::on_reaped(pid_t tid, WaitStatus ws, const rusage& ru) {
 
 void Tracer::dispatch(pid_t tid, WaitStatus ws, const rusage& ru) {
     const StopKind kind = ws.kind();
-    if (spdlog::should_log(spdlog::level::trace)) spdlog::trace("{}: {}", tid, ws.describe());
+    if (log::enabled(log::Level::trace)) log::trace("{}: {}", tid, ws.describe());
     if (ws.is_terminal()) {
         on_reaped(tid, ws, ru);
         return;
@@ -785,7 +785,7 @@ RunResult Tracer::run_untraced(int seize_errno) {
                               "); figures come from sampling /proc and wait4: a process's last moments and "
                               "processes shorter than the sampling interval can be missed";
     // The one line the user sees, even with -q.
-    spdlog::warn("cannot trace ({}): measuring by sampling /proc instead; the report is marked degraded",
+    log::warn("cannot trace ({}): measuring by sampling /proc instead; the report is marked degraded",
                  why_ptrace_failed(seize_errno));
     // Without ptrace the exec is not seen: wait for it (the report pipe closes
     // on exec) or for the child's report of why it failed.
