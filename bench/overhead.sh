@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Overhead benchmark: wall time of each load traced vs untraced.
 #
-# usage: bench/overhead.sh [BUILD_DIR] [ROUNDS]      (defaults: build, 5)
+# usage: bench/overhead.sh [--set loads|scaling] [BUILD_DIR] [ROUNDS]
+#        (defaults: loads, build, 5)
+#
+# --set loads:   the five load shapes below (the targets in docs/performance.md)
+# --set scaling: 10,000 processes or threads, from the test fixtures: the
+#                cost of very wide and very long trees (what the reliability
+#                tests run, timed here against the untraced program instead)
 #
 # For every load and every available tool, runs the load untraced (A) and traced (B)
 # in alternation A B A B ... ROUNDS times (after one unmeasured warm-up of each), and
@@ -14,27 +20,45 @@
 # Prints an aligned table, then the same table in Markdown.
 set -euo pipefail
 
-usage() { echo "usage: $0 [BUILD_DIR] [ROUNDS]" >&2; exit 2; }
+usage() { echo "usage: $0 [--set loads|scaling] [BUILD_DIR] [ROUNDS]" >&2; exit 2; }
+SET=loads
+if [[ ${1:-} == --set ]]; then
+  [[ $# -ge 2 ]] || usage
+  SET=$2
+  shift 2
+fi
 [[ $# -le 2 ]] || usage
 [[ ${1:-} == -h || ${1:-} == --help ]] && usage
 BUILD=${1:-build}
 ROUNDS=${2:-5}
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || usage
-LOADS_DIR=$BUILD/bench-loads
 
 # load label | command line (relative to $LOADS_DIR)
-LOADS=(
-  "fork-heavy|fork_loop 2000"
-  "exec-heavy|fork_exec_loop 1000"
-  "thread-heavy|thread_loop 5000"
-  "compute-bound|compute"
-  "4 GiB resident|touch_big 4096"
-)
+case $SET in
+  loads)
+    LOADS_DIR=$BUILD/bench-loads
+    LOADS=(
+      "fork-heavy|fork_loop 2000"
+      "exec-heavy|fork_exec_loop 1000"
+      "thread-heavy|thread_loop 5000"
+      "compute-bound|compute"
+      "4 GiB resident|touch_big 4096"
+    ) ;;
+  scaling)
+    LOADS_DIR=$BUILD/fixtures
+    LOADS=(
+      "10,000 alive at once|wide_tree 10000"
+      "10,000 one after another|many_children 10000"
+      "10,000 fork+exec|many_children 10000 /bin/true"
+      "10,000 threads at once|many_threads 10000 64"
+    ) ;;
+  *) usage ;;
+esac
 
 for spec in "${LOADS[@]}"; do
   prog=${spec#*|}; prog=${prog%% *}
   if [[ ! -x $LOADS_DIR/$prog ]]; then
-    echo "overhead.sh: $LOADS_DIR/$prog not found; build the max_rss_bench_loads target first" >&2
+    echo "overhead.sh: $LOADS_DIR/$prog not found; build the max_rss_bench_loads (or, for --set scaling, max_rss_fixtures) target first" >&2
     exit 1
   fi
 done
@@ -118,10 +142,10 @@ for spec in "${LOADS[@]}"; do
 done
 
 echo
-printf '%-16s %-8s %12s %8s %8s %14s\n' load tool "median ratio" min max "untraced ms"
+printf '%-26s %-8s %12s %8s %8s %14s\n' load tool "median ratio" min max "untraced ms"
 for row in "${ROWS[@]}"; do
   IFS='|' read -r label tool med mn mx ms <<<"$row"
-  printf '%-16s %-8s %11.3fx %7.3fx %7.3fx %14s\n' "$label" "$tool" "$med" "$mn" "$mx" "$ms"
+  printf '%-26s %-8s %11.3fx %7.3fx %7.3fx %14s\n' "$label" "$tool" "$med" "$mn" "$mx" "$ms"
 done
 
 echo

@@ -115,8 +115,9 @@ Output run_program(const std::vector<std::string>& args, const std::string& stdi
 }
 
 pid_t spawn_max_rss(const std::vector<std::string>& args, const std::string& stdout_path,
-                    const std::string& stderr_path) {
+                    const std::string& stderr_path, const std::vector<std::string>& env) {
     auto argv = make_argv(args);
+    std::vector<std::string> env_copy = env;  // putenv keeps the pointer
     pid_t pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
@@ -126,10 +127,25 @@ pid_t spawn_max_rss(const std::vector<std::string>& args, const std::string& std
         dup2(devnull, 0);
         dup2(o, 1);
         dup2(e, 2);
+        for (auto& entry : env_copy) putenv(entry.data());
         execv(argv[0], argv.data());
         _exit(121);
     }
     return pid;
+}
+
+bool wait_until(const std::function<bool()>& cond, double timeout_seconds) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (cond()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return cond();
+}
+
+bool wait_for_line(const std::string& path, const std::string& line, double timeout_seconds) {
+    return wait_until([&] { return ("\n" + read_text_file(path)).find("\n" + line + "\n") != std::string::npos; },
+                      timeout_seconds);
 }
 
 int wait_exit_code(pid_t pid, double timeout_seconds) {

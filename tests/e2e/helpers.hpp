@@ -3,6 +3,7 @@
 
 #include <max_rss/model.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,9 +31,18 @@ Output run_program(const std::vector<std::string>& argv, const std::string& stdi
 Output run_max_rss(const std::vector<std::string>& args, const std::string& stdin_text = "",
                    double timeout_seconds = 60);
 
-// Starts max_rss in the background with stdout/stderr to the given files.
+// Starts max_rss in the background with stdout/stderr to the given files and
+// env ("NAME=value" entries) added to its environment.
 pid_t spawn_max_rss(const std::vector<std::string>& args, const std::string& stdout_path,
-                    const std::string& stderr_path);
+                    const std::string& stderr_path, const std::vector<std::string>& env = {});
+
+// Polls cond every 5 ms until it holds (true) or timeout_seconds pass (false).
+// A safety net against hangs, never a measurement: make it generous.
+bool wait_until(const std::function<bool()>& cond, double timeout_seconds = 60);
+
+// Waits until the file at path has a line equal to line: how a fixture says it
+// reached a point (fx_ready() with FX_READY_FILE=path in its environment).
+bool wait_for_line(const std::string& path, const std::string& line, double timeout_seconds = 60);
 // Waits for pid; returns its shell-style exit status.
 int wait_exit_code(pid_t pid, double timeout_seconds = 60);
 

@@ -27,15 +27,6 @@ bool file_exists(const std::string& path) {
     struct stat st {};
     return ::stat(path.c_str(), &st) == 0;
 }
-// Polls cond every 5 ms for up to seconds.
-bool eventually(const std::function<bool()>& cond, double seconds = 5) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (cond()) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return cond();
-}
 // All descendants of pid (recursively, via /proc/<pid>/task/<pid>/children).
 std::vector<pid_t> descendants(pid_t pid) {
     std::vector<pid_t> out;
@@ -198,19 +189,18 @@ TEST_CASE("SIGTERM, SIGINT, SIGHUP, SIGQUIT to max_rss reach the program and the
     const int sig = GENERATE(SIGTERM, SIGINT, SIGHUP, SIGQUIT);
     INFO("signal " << sig);
     const std::string report = temp_path("sig.json");
-    const std::string out = temp_path("sig.out"), err = temp_path("sig.err");
-    pid_t pid = spawn_max_rss({"-q", "-o", report, "--", fixture("touch"), "20", "20000"}, out, err);
-    // Wait until the program runs (its memory touched), then signal max_rss.
-    REQUIRE(eventually([&] {
-        auto kids = children_of(pid);
-        return !kids.empty() && process_state(kids[0]) == 'S';
-    }));
+    const std::string out = temp_path("sig.out"), err = temp_path("sig.err"), ready = temp_path("sig.ready");
+    std::remove(ready.c_str());
+    pid_t pid = spawn_max_rss({"-q", "-o", report, "--", fixture("touch"), "20", "600000"}, out, err,
+                              {"FX_READY_FILE=" + ready});
+    // Wait until the program has touched its memory (it says so), then signal max_rss.
+    REQUIRE(wait_for_line(ready, "touched"));
     REQUIRE(::kill(pid, sig) == 0);
-    CHECK(wait_exit_code(pid, 10) == 128 + sig);
+    CHECK(wait_exit_code(pid, 60) == 128 + sig);
     auto r = json::parse(read_text_file(report));
     CHECK(r["exit"]["signal"] == sig);
     CHECK(r["peak"]["tree_bytes"].get<double>() / MiB >= 20);
-    for (const auto& p : {report, out, err}) std::remove(p.c_str());
+    for (const auto& p : {report, out, err, ready}) std::remove(p.c_str());
 }
 
 TEST_CASE("SIGKILL of max_rss leaves no traced process behind", "[cli][signals]") {
@@ -218,39 +208,41 @@ TEST_CASE("SIGKILL of max_rss leaves no traced process behind", "[cli][signals]"
     // A tree of three: sh, and two sleeps (one in the background).
     pid_t pid = spawn_max_rss({"-q", "--", "/bin/sh", "-c", "sleep 30 & sleep 30; wait"}, out, err);
     std::vector<pid_t> tree;
-    REQUIRE(eventually([&] {
+    REQUIRE(wait_until([&] {
         tree = descendants(pid);
         return tree.size() >= 3;
     }));
     REQUIRE(::kill(pid, SIGKILL) == 0);
-    CHECK(wait_exit_code(pid, 10) == 137);
+    CHECK(wait_exit_code(pid, 60) == 137);
     for (pid_t p : tree) {
         INFO("pid " << p);
         // Gone, or a zombie waiting for init: never running, never stopped.
-        CHECK(eventually([&] { char s = process_state(p); return s == '?' || s == 'Z'; }, 5));
+        CHECK(wait_until([&] { char s = process_state(p); return s == '?' || s == 'Z'; }));
     }
     for (const auto& p : {out, err}) std::remove(p.c_str());
 }
 
 TEST_CASE("a program that stops itself stays stopped until SIGCONT", "[cli][signals]") {
-    const std::string out = temp_path("stop.out"), err = temp_path("stop.err");
-    pid_t pid = spawn_max_rss({"-q", "--", fixture("self_stop")}, out, err);
-    pid_t child = 0;
-    REQUIRE(eventually([&] {
-        auto kids = children_of(pid);
-        if (kids.empty()) return false;
-        child = kids[0];
-        return process_state(child) == 't' || process_state(child) == 'T';
-    }));
+    const std::string out = temp_path("stop.out"), err = temp_path("stop.err"), ready = temp_path("stop.ready");
+    std::remove(ready.c_str());
+    pid_t pid = spawn_max_rss({"-q", "--", fixture("self_stop")}, out, err, {"FX_READY_FILE=" + ready});
+    // The fixture says "stopping" just before raise(SIGSTOP); from then on its
+    // state can only become stopped ('T', or 't' while max_rss holds it in
+    // PTRACE_LISTEN), and nothing but our SIGCONT may wake it.
+    REQUIRE(wait_for_line(ready, "stopping"));
+    const auto kids = children_of(pid);
+    REQUIRE(kids.size() == 1);
+    const pid_t child = kids[0];
+    REQUIRE(wait_until([&] { char s = process_state(child); return s == 't' || s == 'T'; }));
     std::this_thread::sleep_for(std::chrono::milliseconds(400));
     const char state = process_state(child);
     CHECK((state == 'T' || state == 't'));  // still stopped: max_rss did not resume it
     REQUIRE(::kill(child, SIGCONT) == 0);
-    CHECK(wait_exit_code(pid, 10) == 0);
+    CHECK(wait_exit_code(pid, 60) == 0);
     double stopped_seconds = 0;
     REQUIRE(std::sscanf(read_text_file(out).c_str(), "stopped %lf", &stopped_seconds) == 1);
     CHECK(stopped_seconds >= 0.35);  // resumed by max_rss it would be ~0.000 (clocks differ by ms)
-    for (const auto& p : {out, err}) std::remove(p.c_str());
+    for (const auto& p : {out, err, ready}) std::remove(p.c_str());
 }
 
 TEST_CASE("signals a program sends itself arrive exactly once", "[cli][signals]") {

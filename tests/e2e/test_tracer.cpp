@@ -8,7 +8,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <csignal>
+#include <cstdio>
 #include <unistd.h>
 
 using namespace max_rss;
@@ -223,8 +226,9 @@ TEST_CASE("the timeline records the live tree and is bounded", "[tracer][concurr
     options.argv = {fixture("touch"), "50", "300"};
     options.sample_interval_ns = 5'000'000;
     auto r = trace(options);
-    // ~300 ms at 5 ms: dozens of points, and they saw the 50 MiB held.
-    CHECK(r.timeline.points.size() >= 20);
+    // ~300 ms at 5 ms: dozens of points (a few on a loaded machine, where
+    // timer signals coalesce), and they saw the 50 MiB held.
+    CHECK(r.timeline.points.size() >= 5);
     CHECK(r.timeline.points.size() <= 2048);
     uint64_t best = 0;
     for (const auto& p : r.timeline.points) best = std::max(best, p.total_bytes);
@@ -237,14 +241,24 @@ std::string python3() { return ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/b
 }  // namespace
 
 TEST_CASE("a shell pipeline of three python3 processes holding memory at once", "[tracer][concurrent][runtimes]") {
-    // 100 + 60 + 40 MiB held together for ~0.2 s, each python3 adding ~5 MiB
-    // of its own (interpreter heap); its library pages are shared and counted once.
+    // 100 + 60 + 40 MiB held together, each python3 adding ~5 MiB of its own
+    // (interpreter heap); its library pages are shared and counted once. The
+    // overlap is made by the pipes, not by sleeps (python3 may be a pyenv
+    // shim that takes seconds to start): the first holds x until the last
+    // has allocated z and writes to a FIFO; each later one allocates only
+    // after reading the line of the one before, and holds until its stdin ends.
+    const std::string fifo = temp_path("pipeline.fifo");
+    std::remove(fifo.c_str());
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
     const std::string py = python3();
     const std::string script =
-        py + " -c 'import time; x = bytearray(100 << 20); time.sleep(0.6)' | " +
-        py + " -c 'import time,sys; time.sleep(0.2); y = bytearray(60 << 20); time.sleep(0.6); sys.stdin.read()' | " +
-        py + " -c 'import time,sys; time.sleep(0.4); z = bytearray(40 << 20); time.sleep(0.3); sys.stdin.read()'";
+        py + " -c 'import sys; x = bytearray(100 << 20); print(1, flush=True); open(sys.argv[1]).read()' " + fifo +
+        " | " + py +
+        " -c 'import sys; sys.stdin.readline(); y = bytearray(60 << 20); print(1, flush=True); sys.stdin.read()' | " +
+        py + " -c 'import sys; sys.stdin.readline(); z = bytearray(40 << 20); open(sys.argv[1], \"w\").write(\"go\"); "
+             "sys.stdin.read()' " + fifo;
     auto r = run({"/bin/sh", "-c", script});
+    std::remove(fifo.c_str());
     CHECK(r.exit.code == 0);
     CHECK(mib(r.peak.tree_bytes) >= 200);
     CHECK(mib(r.peak.tree_bytes) <= 230);
