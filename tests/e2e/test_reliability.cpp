@@ -123,16 +123,20 @@ BinaryRun run_binary(const std::vector<std::string>& args, double timeout_second
     return r;
 }
 
-// How long to let a traced run of argv go before calling it hung: generous
-// against the same program untraced, timed here at a tenth of its size
-// (argv[scale_arg] is its count; forks and threads cost linearly). Never
-// less than a minute.
-double kill_after_seconds(std::vector<std::string> argv, size_t scale_arg) {
-    argv[scale_arg] = std::to_string(std::stoul(argv[scale_arg]) / 10);
+// How long to let a traced run go before calling it hung: generous against
+// smaller_argv, the same program at 1/ratio of the size, run untraced here
+// (forks and threads cost linearly). Never less than a minute.
+double kill_after_seconds(const std::vector<std::string>& smaller_argv, double ratio) {
     const auto start = std::chrono::steady_clock::now();
-    const Output untraced = run_program(argv, "", 600);
+    const Output untraced = run_program(smaller_argv, "", 600);
     REQUIRE(untraced.exit_code == 0);
-    return std::max(60.0, 10 * 30 * seconds_since(start));
+    return std::max(60.0, ratio * 30 * seconds_since(start));
+}
+
+// argv with its count argument (argv[1]) divided by 10.
+std::vector<std::string> tenth(std::vector<std::string> argv) {
+    argv[1] = std::to_string(std::stoul(argv[1]) / 10);
+    return argv;
 }
 
 json load_json(const std::string& path) {
@@ -256,7 +260,7 @@ TEST_CASE("a bounded fork bomb: every process that existed is in the report", "[
         const std::string report = temp_path("fork_bomb.json");
         std::vector<std::string> args{"-q", "-o", report, "--", fixture("fork_bomb")};
         args.insert(args.end(), shape.begin(), shape.end());
-        const auto r = run_binary(args, kill_after_seconds({fixture("fork_bomb"), "1000", "1"}, 1));
+        const auto r = run_binary(args, kill_after_seconds({fixture("fork_bomb"), "2", "7"}, 8));
         REQUIRE(r.exit_code == 0);
         long processes = -1, eagain = -1, max_alive = -1;
         REQUIRE(std::sscanf(r.out.c_str(), "processes %ld eagain %ld max_alive %ld", &processes, &eagain,
@@ -301,7 +305,7 @@ TEST_CASE("max_rss's own peak while tracing 10,000 processes one after another",
         const std::string report = temp_path("own_rss.json");
         std::vector<std::string> argv{"-q", "-o", report, "--"};
         argv.insert(argv.end(), c.args.begin(), c.args.end());
-        const auto r = run_binary(argv, kill_after_seconds(c.args, 1));
+        const auto r = run_binary(argv, kill_after_seconds(tenth(c.args), 10));
         REQUIRE(r.exit_code == 0);
         const json j = load_json(report);
         ::unlink(report.c_str());
@@ -321,7 +325,7 @@ TEST_CASE("10,000 processes alive at once: all in the report, max_rss's own peak
     // the untraced program.
     const std::string report = temp_path("wide10k.json");
     const auto r = run_binary({"-q", "-o", report, "--", fixture("wide_tree"), "10000"},
-                              kill_after_seconds({fixture("wide_tree"), "10000"}, 1));
+                              kill_after_seconds({fixture("wide_tree"), "1000"}, 10));
     WARN("wide_tree 10000: " << (r.exit_code < 0 ? "killed after " : "traced in ") << r.seconds
                              << " s; max_rss's own peak (ru_maxrss) " << mib(r.ru_maxrss_bytes) << " MiB");
     REQUIRE(r.exit_code == 0);
