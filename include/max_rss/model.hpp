@@ -113,9 +113,16 @@ struct Process {
     bool orphaned = false;  // outlived its parent and was reparented to max_rss
 };
 
+// How TreePeak::tree_bytes was derived (report/ turns it into words).
+enum class PeakMethod : uint8_t {
+    Snapshots,              // the largest snapshot of the live tree, never below the largest process
+    OverlappingImagePeaks,  // no snapshot could be taken: the overlapping-image-peaks bound
+    DegradedSampling,       // ptrace was refused: /proc sampled, see RunResult::degradation
+};
+
 struct TreePeak {
     uint64_t tree_bytes = 0;            // the headline figure
-    std::string method;                 // how tree_bytes was derived
+    PeakMethod method = PeakMethod::Snapshots;
     uint64_t largest_process_bytes = 0; // max over processes of peak_rss_bytes: a lower bound
     pid_t largest_pid = 0;
     // The largest sum of image peaks whose lifetimes overlap: an upper bound
@@ -145,6 +152,32 @@ struct Timeline {
     std::vector<TimelinePoint> points;
 };
 
+// Something the user should know about a run, as a kind and its figures;
+// report/ turns it into words.
+struct Warning {
+    enum class Kind : uint8_t {
+        HwmReset,           // pid's VmHWM (bytes) fell below a resident size a snapshot saw
+                            // (other_bytes): the program reset it; its peak is the sampled figure
+        Unmeasured,         // no stop of pid could be read (it vanished at every one)
+        NoExecFilter,       // the exec seccomp filter could not be installed (error):
+                            // images replaced by exec are not measured
+        CgroupUnavailable,  // --cgroup could not be used: detail says why
+    };
+    Kind kind = Kind::Unmeasured;
+    pid_t pid = 0;
+    uint64_t bytes = 0;
+    uint64_t other_bytes = 0;
+    int error = 0;       // an errno
+    std::string detail;  // a system's own words (a cgroup path and its error)
+
+    friend bool operator==(const Warning&, const Warning&) = default;
+};
+
+// Why a run was not traced (RunResult::degraded).
+struct Degradation {
+    int seize_errno = 0;  // what PTRACE_SEIZE failed with
+};
+
 struct RunResult {
     std::vector<std::string> command;
     ExitStatus exit;                 // the root process's
@@ -155,9 +188,15 @@ struct RunResult {
     // processes grows it without the copy-and-double spike of a vector.
     std::deque<Process> processes;
     Timeline timeline;
-    std::vector<std::string> warnings;  // things the user should know (degraded, ...)
+    std::vector<Warning> warnings;   // things the user should know
     bool degraded = false;           // ptrace was unavailable: figures are partial
-    std::string degraded_reason;     // why, and what the figures then mean
+    Degradation degradation;         // why (when degraded)
+    // The first of SIGINT, SIGTERM, SIGHUP, SIGQUIT sent to max_rss during
+    // the run, if any (it was passed on to the program).
+    std::optional<int> interrupted_by_signal;
+    // max_rss itself failed during the run (a system call that should not
+    // fail): what was measured until then, and the error.
+    std::optional<std::string> internal_error;
 };
 
 }  // namespace max_rss

@@ -6,9 +6,9 @@
 #include <CLI/CLI.hpp>
 #include <max_rss/exit_codes.hpp>
 #include <max_rss/export.hpp>
-#include <max_rss/launch.hpp>
+#include <max_rss/os/launch.hpp>
 #include <max_rss/size.hpp>
-#include <max_rss/tracer.hpp>
+#include <max_rss/engine/measure.hpp>
 
 #include <fmt/format.h>
 
@@ -66,7 +66,7 @@ struct Plan {
 
 // Checks that argv[0] can be found, so a typo fails before minutes of runs.
 void check_found(const std::vector<std::string>& argv, std::string_view what) {
-    if (!find_in_path(argv.at(0))) {
+    if (!os::find_in_path(argv.at(0))) {
         throw LaunchError(fmt::format("bench: {}: {}: command not found", what, argv[0]), exit_code::not_found);
     }
 }

@@ -1,7 +1,8 @@
 // The loop of `max_rss bench` and the executor that runs it under trace().
 #include <max_rss/bench.hpp>
 
-#include <max_rss/tracer.hpp>
+#include <max_rss/engine/measure.hpp>
+#include <max_rss/report/words.hpp>
 
 #include <fmt/format.h>
 
@@ -255,12 +256,12 @@ TracingExecutor::~TracingExecutor() {
 }
 
 MeasuredRun TracingExecutor::measure(const std::vector<std::string>& argv) {
-    TraceOptions options;
+    MeasureOptions options;
     options.argv = argv;
     RunResult result;
     {
         NullStdio null_stdio(show_output_);
-        result = trace(options);
+        result = max_rss::measure(options);
     }
     MeasuredRun measured;
     measured.run.peak_bytes = result.peak.tree_bytes;
@@ -268,7 +269,7 @@ MeasuredRun TracingExecutor::measure(const std::vector<std::string>& argv) {
     measured.run.exit_code = result.exit.shell_code();
     measured.run.wall_seconds = result.wall_seconds;
     measured.exit = result.exit;
-    measured.warnings = std::move(result.warnings);
+    for (const Warning& warning : result.warnings) measured.warnings.push_back(describe(warning));
     return measured;
 }
 

@@ -2,7 +2,7 @@
 // stderr with a documented exit code.
 #include <max_rss/commands.hpp>
 #include <max_rss/exit_codes.hpp>
-#include <max_rss/tracer.hpp>
+#include <max_rss/errors.hpp>
 
 #include <max_rss/log.hpp>
 

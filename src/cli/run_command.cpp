@@ -7,7 +7,7 @@
 #include <max_rss/plot.hpp>
 #include <max_rss/report.hpp>
 #include <max_rss/size.hpp>
-#include <max_rss/tracer.hpp>
+#include <max_rss/engine/measure.hpp>
 #include <max_rss/tree_view.hpp>
 
 #include <max_rss/log.hpp>
@@ -114,16 +114,21 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
             return exit_code::usage;
         }
 
-        TraceOptions options;
+        MeasureOptions options;
         options.argv = args->command;
         options.sample_interval_ns = *interval_ns;
         options.use_cgroup = args->cgroup;
-        RunResult result = trace(options);
+        RunResult result = measure(options);
 
         if (report) report->write_stream([&result](std::ostream& out) { write_report_json(out, result); });
         if (plot) plot->write(render_plot_html(result));
         if (args->tree) std::fputs(format_tree(result, stderr_wants_color()).c_str(), stderr);
         if (!args->quiet) std::fputs(format_summary(result).c_str(), stderr);
+        if (result.internal_error) {
+            // The outputs above hold what was measured until max_rss failed.
+            std::fprintf(stderr, "max_rss: %s (the report is partial)\n", result.internal_error->c_str());
+            return exit_code::internal_error;
+        }
         int code = result.exit.shell_code();
         if (budget && result.peak.tree_bytes > *budget) {
             std::fprintf(stderr, "max_rss: over budget: peak %s exceeds --budget %s\n",

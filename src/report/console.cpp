@@ -1,4 +1,5 @@
 #include <max_rss/console.hpp>
+#include <max_rss/report/words.hpp>
 #include <max_rss/size.hpp>
 
 #include <fmt/format.h>
@@ -59,7 +60,7 @@ std::string format_summary(const RunResult& r) {
         line("cgroup peak:", format_bytes(*r.peak.cgroup_bytes), "includes page cache and kernel memory");
     line("wall time:", fmt::format("{:.3f} s", r.wall_seconds), describe_exit(r.exit));
     constexpr size_t kMaxWarnings = 5;
-    for (size_t i = 0; i < r.warnings.size() && i < kMaxWarnings; ++i) out += "  warning: " + r.warnings[i] + "\n";
+    for (size_t i = 0; i < r.warnings.size() && i < kMaxWarnings; ++i) out += "  warning: " + describe(r.warnings[i]) + "\n";
     if (r.warnings.size() > kMaxWarnings)
         out += fmt::format("  ({} more warnings in the JSON report)\n", r.warnings.size() - kMaxWarnings);
     return out;

@@ -1,5 +1,6 @@
 #include <max_rss/console.hpp>
 #include <max_rss/plot.hpp>
+#include <max_rss/report/words.hpp>
 #include <max_rss/size.hpp>
 
 #include <fmt/format.h>
@@ -254,7 +255,7 @@ std::string y_axis(const Ticks& ticks, const Unit& unit) {
 
 std::string tree_peak_text(const RunResult& r) {
     std::string s = "tree peak " + format_bytes(r.peak.tree_bytes);
-    if (!r.peak.method.empty()) s += " (" + r.peak.method + ")";
+    s += std::string(" (") + peak_method_name(r.peak.method) + ")";
     return s;
 }
 
@@ -280,7 +281,7 @@ std::string caption(const RunResult& r, size_t points) {
     if (r.degraded || !r.warnings.empty()) {
         s += "<ul>";
         if (r.degraded) s += "<li>degraded run: ptrace was unavailable, figures are partial</li>";
-        for (const auto& w : r.warnings) s += "<li>" + html_escape(w) + "</li>";
+        for (const auto& w : r.warnings) s += "<li>" + html_escape(describe(w)) + "</li>";
         s += "</ul>";
     }
     return s + "</figcaption>\n";

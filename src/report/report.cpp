@@ -1,4 +1,5 @@
 #include <max_rss/report.hpp>
+#include <max_rss/report/words.hpp>
 
 namespace max_rss {
 namespace {
@@ -21,6 +22,12 @@ const char* origin_name(ImageOrigin o) {
         case ImageOrigin::SharedMm: return "shared-mm";
     }
     return "unknown";
+}
+
+json warnings_to_json(const std::vector<Warning>& warnings) {
+    json out = json::array();
+    for (const Warning& w : warnings) out.push_back(describe(w));
+    return out;
 }
 
 json exit_to_json(const ExitStatus& e) {
@@ -105,7 +112,7 @@ void write_report_json(std::ostream& out, const RunResult& r) {
         {"wall_seconds", r.wall_seconds},
         {"peak",
          {{"tree_bytes", r.peak.tree_bytes},
-          {"method", r.peak.method},
+          {"method", peak_method_name(r.peak.method)},
           {"largest_process_bytes", r.peak.largest_process_bytes},
           {"largest_pid", r.peak.largest_pid},
           {"sampled_bytes", opt(r.peak.sampled_bytes)},
@@ -114,8 +121,9 @@ void write_report_json(std::ostream& out, const RunResult& r) {
           {"sum_of_process_peaks_bytes", r.peak.sum_of_process_peaks_bytes}}},
         {"ru_maxrss_bytes", opt(r.ru_maxrss_bytes)},
         {"degraded", r.degraded},
-        {"degraded_reason", r.degraded ? json(r.degraded_reason) : json(nullptr)},
-        {"warnings", r.warnings},
+        {"degraded_reason", r.degraded ? json(describe(r.degradation)) : json(nullptr)},
+        {"internal_error", r.internal_error ? json(*r.internal_error) : json(nullptr)},
+        {"warnings", warnings_to_json(r.warnings)},
         {"process_count", r.processes.size()},
     };
     // Dump the head without its closing brace, then stream the timeline and

@@ -13,7 +13,8 @@
 // same program untraced (kill_after_seconds).
 #include "helpers.hpp"
 
-#include <max_rss/tracer.hpp>
+#include <max_rss/engine/measure.hpp>
+#include <max_rss/report/words.hpp>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -41,9 +42,9 @@ using nlohmann::json;
 namespace {
 
 RunResult run(std::vector<std::string> argv) {
-    TraceOptions options;
+    MeasureOptions options;
     options.argv = std::move(argv);
-    return trace(options);
+    return measure(options);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -242,7 +243,7 @@ TEST_CASE("300 processes alive at once: 301 processes, all concurrent", "[reliab
     CHECK(exited_zero == 300);
     // The barrier holds every child until all 300 exist, and the tracer saw it so.
     CHECK(last_start < first_end);
-    WARN("wide_tree 300: tree peak " << mib(r.peak.tree_bytes) << " MiB, method " << r.peak.method
+    WARN("wide_tree 300: tree peak " << mib(r.peak.tree_bytes) << " MiB, method " << peak_method_name(r.peak.method)
                                      << ", overlapping peaks " << mib(r.peak.overlapping_peaks_bytes)
                                      << " MiB");
     CHECK(mib(r.peak.tree_bytes) >= 1);
@@ -368,7 +369,7 @@ TEST_CASE("clear_refs: a reset VmHWM never makes max_rss report more than the tr
     auto r = run({fixture("clear_refs"), "100", "10"});
     CHECK(r.exit.code == 0);
     REQUIRE(r.processes.size() == 1);
-    WARN("clear_refs 100 10: tree peak " << mib(r.peak.tree_bytes) << " MiB (" << r.peak.method
+    WARN("clear_refs 100 10: tree peak " << mib(r.peak.tree_bytes) << " MiB (" << peak_method_name(r.peak.method)
                                          << "), process peak " << mib(r.processes[0].peak_rss_bytes)
                                          << " MiB, true peak ~101 MiB");
     CHECK(mib(r.peak.tree_bytes) >= 10);
@@ -384,7 +385,8 @@ TEST_CASE("clear_refs: the peak erased from VmHWM is still reported, or flagged"
     // VmHWM; at the default 20 ms interval a 100 MiB peak that lasts ~20 ms
     // can fall between two snapshots, and then nothing can tell.
     auto r = run({fixture("clear_refs"), "100", "10"});
-    const bool flagged = std::any_of(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
+    const bool flagged = std::any_of(r.warnings.begin(), r.warnings.end(), [](const Warning& warning) {
+        const std::string w = describe(warning);
         return w.find("clear_refs") != std::string::npos || w.find("VmHWM") != std::string::npos;
     });
     CHECK((mib(r.peak.tree_bytes) >= 100 || flagged));

@@ -4,7 +4,8 @@
 // docs/how-it-works.md), so "N MiB" is asserted as [N - 0.5, N + 2.5] MiB.
 #include "helpers.hpp"
 
-#include <max_rss/tracer.hpp>
+#include <max_rss/engine/measure.hpp>
+#include <max_rss/report/words.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -19,9 +20,9 @@ using namespace max_rss::test;
 
 namespace {
 RunResult run(std::vector<std::string> argv) {
-    TraceOptions options;
+    MeasureOptions options;
     options.argv = std::move(argv);
-    return trace(options);
+    return measure(options);
 }
 #define CHECK_MIB_NEAR(bytes, n) CHECK_THAT(mib(bytes), Catch::Matchers::WithinAbs((n) + 1.0, 1.5))
 }  // namespace
@@ -201,10 +202,10 @@ TEST_CASE("a descendant that outlives the root is waited for and measured", "[tr
 }
 
 TEST_CASE("a command that does not exist is a LaunchError with 127", "[tracer]") {
-    TraceOptions options;
+    MeasureOptions options;
     options.argv = {"max-rss-no-such-command-xyz"};
     try {
-        trace(options);
+        measure(options);
         FAIL("no exception");
     } catch (const LaunchError& e) {
         CHECK(e.exit_code == 127);
@@ -217,15 +218,15 @@ TEST_CASE("100 MiB MAP_SHARED read by 4 children at once counts once", "[tracer]
     REQUIRE(r.processes.size() == 5);
     CHECK(mib(r.peak.tree_bytes) >= 100);
     CHECK(mib(r.peak.tree_bytes) <= 110);
-    CHECK(r.peak.method == "snapshots");
+    CHECK(r.peak.method == PeakMethod::Snapshots);
     CHECK(mib(r.peak.sum_of_process_peaks_bytes) > 400);  // what summing Rss would claim
 }
 
 TEST_CASE("the timeline records the live tree and is bounded", "[tracer][concurrent]") {
-    TraceOptions options;
+    MeasureOptions options;
     options.argv = {fixture("touch"), "50", "300"};
     options.sample_interval_ns = 5'000'000;
-    auto r = trace(options);
+    auto r = measure(options);
     // ~300 ms at 5 ms: dozens of points (a few on a loaded machine, where
     // timer signals coalesce), and they saw the 50 MiB held.
     CHECK(r.timeline.points.size() >= 5);
@@ -280,24 +281,24 @@ TEST_CASE("node holding a 100 MiB buffer", "[tracer][runtimes]") {
 TEST_CASE("a program that resets VmHWM through clear_refs is flagged and sampled", "[tracer][reliability]") {
     // clear_refs 200 10: touch 200 MiB, free it, write 5 to /proc/self/clear_refs
     // (VmHWM falls to ~1 MiB), touch 10 MiB. The kernel's figures now say ~11 MiB.
-    TraceOptions options;
+    MeasureOptions options;
     options.argv = {fixture("clear_refs"), "200", "10"};
     options.sample_interval_ns = 1'000'000;  // touching 200 MiB takes ~40 ms: dozens of samples
-    auto r = trace(options);
+    auto r = measure(options);
     REQUIRE(r.processes.size() == 1);
     REQUIRE(r.processes[0].at_exit.hwm_bytes);
     CHECK(mib(*r.processes[0].at_exit.hwm_bytes) < 20);  // the kernel lost the peak
     CHECK(mib(r.processes[0].peak_rss_bytes) >= 150);   // the samples did not
     CHECK(mib(r.processes[0].peak_rss_bytes) <= 202.5);
     REQUIRE(r.warnings.size() == 1);
-    CHECK(r.warnings[0].find("clear_refs") != std::string::npos);
+    CHECK(describe(r.warnings[0]).find("clear_refs") != std::string::npos);
 }
 
 TEST_CASE("a program that keeps VmHWM is not flagged", "[tracer][reliability]") {
-    TraceOptions options;
+    MeasureOptions options;
     options.argv = {fixture("touch_free_touch"), "200", "10"};
     options.sample_interval_ns = 1'000'000;
-    auto r = trace(options);
+    auto r = measure(options);
     CHECK(r.warnings.empty());
 }
 

@@ -51,7 +51,7 @@ RunResult small_run() {
     r.processes.push_back(process(102, 100, {program({"cat"})}, {3 * MiB}));
     r.processes.push_back(process(103, 100, {program({"sed", "s/a/b/"})}, {4 * MiB}));
     r.peak.tree_bytes = 210 * MiB;
-    r.peak.method = "overlapping-image-peaks";
+    r.peak.method = PeakMethod::OverlappingImagePeaks;
     r.peak.largest_pid = 101;
     r.peak.largest_process_bytes = 200 * MiB;
     r.timeline.interval_ns = 100'000'000;

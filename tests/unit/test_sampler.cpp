@@ -1,4 +1,4 @@
-#include <max_rss/sampler.hpp>
+#include <max_rss/engine/snapshot.hpp>
 
 #include <catch2/catch.hpp>
 

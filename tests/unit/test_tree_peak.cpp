@@ -1,4 +1,4 @@
-#include <max_rss/tracer.hpp>
+#include <max_rss/engine/tree_peak.hpp>
 
 #include <catch2/catch.hpp>
 

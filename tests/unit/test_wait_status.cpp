@@ -1,4 +1,4 @@
-#include <max_rss/wait_status.hpp>
+#include <max_rss/os/wait_status.hpp>
 
 #include <catch2/catch.hpp>
 

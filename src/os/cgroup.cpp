@@ -1,4 +1,4 @@
-#include <max_rss/cgroup.hpp>
+#include <max_rss/os/cgroup.hpp>
 #include <max_rss/procfs.hpp>
 
 #include <fcntl.h>

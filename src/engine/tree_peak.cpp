@@ -1,4 +1,4 @@
-#include <max_rss/tracer.hpp>
+#include <max_rss/engine/tree_peak.hpp>
 
 #include <algorithm>
 #include <functional>
@@ -55,10 +55,10 @@ TreePeak compute_tree_peak(const std::deque<Process>& processes, std::optional<u
         // What the live tree held at once (snapshots, shared pages once), and
         // never less than one process's exact peak, which snapshots may miss.
         peak.tree_bytes = std::max(*sampled_bytes, peak.largest_process_bytes);
-        peak.method = "snapshots";
+        peak.method = PeakMethod::Snapshots;
     } else {
         peak.tree_bytes = peak.overlapping_peaks_bytes;
-        peak.method = "overlapping-image-peaks";
+        peak.method = PeakMethod::OverlappingImagePeaks;
     }
     return peak;
 }

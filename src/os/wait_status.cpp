@@ -1,4 +1,5 @@
-#include <max_rss/wait_status.hpp>
+#include <max_rss/os/signals.hpp>
+#include <max_rss/os/wait_status.hpp>
 
 #include <sys/ptrace.h>
 #include <sys/wait.h>
@@ -8,10 +9,7 @@
 
 namespace max_rss {
 namespace {
-std::string sig_name(int sig) {
-    const char* abbrev = sigabbrev_np(sig);
-    return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
-}
+std::string sig_name(int sig) { return os::signal_name(sig); }
 }  // namespace
 
 bool is_stopping_signal(int sig) {

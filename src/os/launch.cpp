@@ -1,9 +1,8 @@
+#include <max_rss/errors.hpp>
 #include <max_rss/exit_codes.hpp>
-#include <max_rss/launch.hpp>
-#include <max_rss/tracer.hpp>
+#include <max_rss/os/launch.hpp>
 
 #include <fcntl.h>
-#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
@@ -14,48 +13,11 @@
 
 #include <cerrno>
 #include <csignal>
-#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 
-namespace max_rss {
+namespace max_rss::os {
 namespace {
-
-// The filter: SECCOMP_RET_TRACE for execve/execveat (so the tracer sees the
-// old image before it is destroyed), ALLOW for everything else.
-struct Filter {
-    sock_filter code[16];
-    unsigned short len = 0;
-    void add(sock_filter f) { code[len++] = f; }
-};
-
-Filter build_exec_filter() {
-    Filter f;
-    const auto arch_off = static_cast<unsigned>(offsetof(seccomp_data, arch));
-    const auto nr_off = static_cast<unsigned>(offsetof(seccomp_data, nr));
-    f.add(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arch_off));
-#if defined(__x86_64__)
-    // [1] native x86-64?  [2] i386 compat?
-    f.add(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 4));
-    f.add(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, nr_off));
-    f.add(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 6, 0));
-    f.add(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 5, 0));
-    f.add(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-    f.add(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 0, 3));
-    f.add(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, nr_off));
-    f.add(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 11 /* i386 execve */, 1, 0));
-    f.add(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 358 /* i386 execveat */, 0, 1));
-    f.add(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE));
-    f.add(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-#else
-    f.add(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, nr_off));
-    f.add(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 1, 0));
-    f.add(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 0, 1));
-    f.add(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE));
-    f.add(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-#endif
-    return f;
-}
 
 enum class Record : int { SeccompFailed = 1, ExecFailed = 2 };
 
@@ -66,23 +28,22 @@ void child_report(int fd, Record kind, int err) {
     (void)ignored;
 }
 
-[[noreturn]] void child_main(int go_fd, int report_fd, const sigset_t& original_mask,
-                             Filter& filter, const std::vector<std::string>& candidates,
-                             char* const* argv, char* const* sh_argv_tail) {
-    ::sigprocmask(SIG_SETMASK, &original_mask, nullptr);
+[[noreturn]] void child_main(int go_fd, int report_fd, const sigset_t& mask, const sock_fprog* filter,
+                             const std::vector<std::string>& candidates, char* const* argv,
+                             char* const* sh_argv_tail) {
+    ::sigprocmask(SIG_SETMASK, &mask, nullptr);
     char go = 0;
     while (::read(go_fd, &go, 1) < 0 && errno == EINTR) {}
     ::close(go_fd);
-    if (go == 'T') {
-        sock_fprog prog{filter.len, filter.code};
+    if (go == 'T' && filter) {
         // Without CAP_SYS_ADMIN a filter needs NO_NEW_PRIVS. A non-root tracer
         // already runs setuid programs without elevation, so nothing is lost.
         if (::geteuid() != 0) ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-        if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0 &&
-            ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) {
+        if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, filter) != 0 &&
+            ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, filter, 0, 0) != 0) {
             child_report(report_fd, Record::SeccompFailed, errno);
         }
-    } else if (go != 'U') {
+    } else if (go != 'T' && go != 'U') {
         _exit(exit_code::internal_error);
     }
     // execvp's rules: try each PATH candidate; EACCES is remembered, ENOENT
@@ -105,7 +66,7 @@ void child_report(int fd, Record kind, int err) {
     }
     if (saw_eacces && (err == ENOENT || err == ENOTDIR)) err = EACCES;
     child_report(report_fd, Record::ExecFailed, err);
-    _exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
+    _exit(err == ENOENT || err == ENOTDIR ? exit_code::not_found : exit_code::not_executable);
 }
 
 // execvp's candidate paths for name: name itself when it has a slash, else
@@ -140,8 +101,8 @@ std::optional<std::string> find_in_path(const std::string& name) {
     return first_existing;
 }
 
-Launched launch(const std::vector<std::string>& argv_in, unsigned long ptrace_options,
-                const std::function<void(pid_t)>& before_release) {
+Launched launch(const LaunchSpec& spec) {
+    const std::vector<std::string>& argv_in = spec.argv;
     // Everything the child needs is built before fork: after fork only
     // async-signal-safe calls are made.
     const std::vector<std::string> candidates = path_candidates(argv_in.at(0));
@@ -152,7 +113,6 @@ Launched launch(const std::vector<std::string>& argv_in, unsigned long ptrace_op
     std::vector<char*> sh_argv{sh_path, nullptr};
     for (size_t i = 1; i < argv_in.size(); ++i) sh_argv.push_back(const_cast<char*>(argv_in[i].c_str()));
     sh_argv.push_back(nullptr);
-    Filter filter = build_exec_filter();
 
     int go[2], report[2];
     if (::pipe2(go, O_CLOEXEC) != 0) throw TracerError(std::string("pipe: ") + std::strerror(errno));
@@ -169,7 +129,7 @@ Launched launch(const std::vector<std::string>& argv_in, unsigned long ptrace_op
     if (pid == 0) {
         ::close(go[1]);
         ::close(report[0]);
-        child_main(go[0], report[1], original, filter, candidates, argv.data(), sh_argv.data());
+        child_main(go[0], report[1], spec.child_mask, spec.seccomp_filter, candidates, argv.data(), sh_argv.data());
     }
     int fork_errno = errno;
     ::sigprocmask(SIG_SETMASK, &original, nullptr);
@@ -183,12 +143,11 @@ Launched launch(const std::vector<std::string>& argv_in, unsigned long ptrace_op
     Launched l;
     l.pid = pid;
     l.report_fd = report[0];
-    if (::ptrace(PTRACE_SEIZE, pid, nullptr, ptrace_options) == 0) {
-        l.traced = true;
-    } else {
-        l.seize_errno = errno;
+    if (spec.ptrace_options != 0) {
+        if (::ptrace(PTRACE_SEIZE, pid, nullptr, spec.ptrace_options) == 0) l.traced = true;
+        else l.seize_errno = errno;
     }
-    if (before_release) before_release(pid);
+    if (spec.before_release) spec.before_release(pid);
     char go_byte = l.traced ? 'T' : 'U';
     ssize_t ignored = ::write(go[1], &go_byte, 1);
     (void)ignored;
@@ -196,8 +155,9 @@ Launched launch(const std::vector<std::string>& argv_in, unsigned long ptrace_op
     return l;
 }
 
-LaunchReport read_launch_report(int report_fd) {
+LaunchReport read_launch_report(int& report_fd) {
     LaunchReport r;
+    if (report_fd < 0) return r;
     int msg[2];
     for (;;) {
         ssize_t n = ::read(report_fd, msg, sizeof msg);
@@ -206,7 +166,15 @@ LaunchReport read_launch_report(int report_fd) {
         if (msg[0] == static_cast<int>(Record::SeccompFailed)) r.seccomp_errno = msg[1];
         if (msg[0] == static_cast<int>(Record::ExecFailed)) r.exec_errno = msg[1];
     }
+    ::close(report_fd);
+    report_fd = -1;
     return r;
 }
 
-}  // namespace max_rss
+void throw_launch_error(const std::string& name, int exec_errno) {
+    const bool not_found = exec_errno == ENOENT || exec_errno == ENOTDIR;
+    throw LaunchError(name + ": " + (not_found ? "command not found" : std::strerror(exec_errno)),
+                      not_found ? exit_code::not_found : exit_code::not_executable);
+}
+
+}  // namespace max_rss::os

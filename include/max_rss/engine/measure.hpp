@@ -1,0 +1,44 @@
+// Measuring one run of a command: the front of the engine.
+#pragma once
+
+#include <max_rss/backends/backend.hpp>
+#include <max_rss/errors.hpp>
+#include <max_rss/model.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace max_rss {
+
+struct MeasureOptions {
+    std::vector<std::string> argv;  // argv[0] is looked up in PATH like execvp
+    BackendKind backend = BackendKind::Ptrace;
+    // Pass SIGINT, SIGTERM, SIGHUP, SIGQUIT sent to max_rss (by kill(1), not
+    // by the terminal, which already signals the whole foreground group) on
+    // to the program.
+    bool forward_signals = true;
+    // Period of the live-tree snapshots; 0 turns periodic snapshots off
+    // (snapshots at exit stops remain).
+    int64_t sample_interval_ns = 20'000'000;
+    // Also run the tree in a memory cgroup of its own and report the cgroup's
+    // peak (includes page cache and kernel memory) beside ours. Where no
+    // cgroup can be used, a warning says why and measuring goes on.
+    bool use_cgroup = false;
+};
+
+// Runs options.argv to the end of its whole tree (descendants that outlive
+// the root included) and returns what was measured.
+//
+// Process-wide effects while it runs: max_rss becomes a child subreaper
+// (PR_SET_CHILD_SUBREAPER, left set: orphans of the tree reparent to it); an
+// os::SignalHub owns SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGALRM and the
+// ITIMER_REAL timer (all restored on return); the backend waits with
+// wait4(-1, __WALL), so the caller must have no other children to wait for.
+//
+// Throws LaunchError when the program cannot be started (nothing ran). When
+// max_rss itself fails mid-run, returns what was measured so far with
+// internal_error set. Either way nothing it started is left running or stopped.
+RunResult measure(const MeasureOptions& options);
+
+}  // namespace max_rss

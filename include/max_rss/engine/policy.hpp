@@ -1,0 +1,53 @@
+// Measurement policy: what an image's peak is, and when a reading is worth its
+// cost. Pure functions, shared by every backend, unit-tested on their own
+// (tests/unit/test_policy.cpp).
+#pragma once
+
+#include <max_rss/model.hpp>
+
+#include <cstdint>
+#include <optional>
+
+namespace max_rss::policy {
+
+// An image's own peak, from its VmHWM at its last stop:
+//  - Exec: VmHWM itself;
+//  - Fork: what it added to the resident size it inherited at its first stop,
+//    or the pages private to it at that stop (smaps_rollup, which sees its
+//    copy-on-write copies where VmHWM cannot), whichever is larger;
+//  - SharedMm: 0 (the address space is its parent's, counted there).
+uint64_t image_peak_bytes(ImageOrigin origin, uint64_t hwm_bytes, uint64_t inherited_rss_bytes,
+                          uint64_t private_bytes_now);
+
+// smaps_rollup walks the page tables, so it is read only at a process's final
+// exit, and only where it can matter: for a fork image from 1 MiB resident
+// (its private pages are how copy-on-write copies are seen: below 1 MiB they
+// cannot add 1 MiB), for an exec'd image from 4 MiB (it only adds the
+// report's PSS/private split: a shell loop's thousands of small commands
+// skip it). Unknown RSS reads it.
+inline constexpr uint64_t kForkSmapsMinBytes = uint64_t{1} << 20;
+inline constexpr uint64_t kExecSmapsMinBytes = uint64_t{4} << 20;
+bool wants_smaps_at_exit(ImageOrigin origin, std::optional<uint64_t> rss_bytes);
+
+// A snapshot of the whole live tree at a process's final exit stop catches
+// overlaps far shorter than the timer, but costs a read per live process: it
+// is taken when the exiting process holds at least 1 MiB of its own. "Its
+// own": a fork image's peak is already what it added; an exec'd image's VmHWM
+// counts the libraries it maps (every /bin/true passes 1 MiB), so its
+// anonymous + shmem pages at exit decide (when known).
+inline constexpr uint64_t kExitSnapshotMinBytes = uint64_t{1} << 20;
+bool wants_exit_snapshot(ImageOrigin origin, uint64_t image_peak_bytes, OptionalBytes rss_anon_bytes,
+                         OptionalBytes rss_shmem_bytes);
+
+// VmHWM never falls unless the program reset it (a write of 5 to
+// /proc/self/clear_refs). Read approximately, it may be a few hundred KiB
+// low: a reset is a VmHWM more than 1 MiB below a resident size a snapshot saw.
+inline constexpr uint64_t kHwmSlackBytes = uint64_t{1} << 20;
+bool hwm_was_reset(uint64_t hwm_bytes, uint64_t sampled_max_resident_bytes);
+
+// Snapshots cost ~1.5 us a live process (12 ms at 10,000): the next one may
+// come min_gap_ns after the last, and no sooner than ten times what the last
+// one cost, so that they stay under ~10% of the tracer's time in wide trees.
+int64_t snapshot_gap_ns(int64_t min_gap_ns, int64_t last_snapshot_cost_ns);
+
+}  // namespace max_rss::policy

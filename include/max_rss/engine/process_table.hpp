@@ -1,0 +1,72 @@
+// The one table of the tree's tasks and live processes, shared by every
+// backend through the Recorder. Records of every process (live or not) are the
+// model's Process entries; the table adds what is needed only while a process
+// lives, keyed by pid (pids are recycled only after max_rss reaped them).
+#pragma once
+
+#include <max_rss/engine/snapshot.hpp>
+#include <max_rss/model.hpp>
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <unordered_map>
+
+namespace max_rss {
+
+// A task (thread) of the tree. 8 bytes: a 10,000-process tree keeps 10,000.
+struct TaskEntry {
+    uint32_t process = 0;             // index into RunResult::processes
+    bool awaiting_first_stop = true;  // a new task's first stop has not come yet
+    bool exiting = false;             // it passed its exit stop
+};
+
+// What is kept about a process while it lives, beside its model record.
+struct LiveProcess {
+    uint32_t live_tasks = 0;          // tasks seen and not yet at their exit stop
+    SampledProcess sampled;           // how snapshots count it (sampled.index: its record)
+    // The largest resident size any snapshot saw in its current image: a VmHWM
+    // below it was reset (clear_refs).
+    uint64_t max_resident_bytes = 0;
+};
+
+class ProcessTable {
+public:
+    static constexpr uint32_t kNoParent = UINT32_MAX;
+
+    explicit ProcessTable(std::deque<Process>& processes) : processes_(processes) {}
+
+    // Appends p (its pid not live yet) as a live process and returns its index.
+    uint32_t add_process(Process p, uint32_t parent_index, SampledProcess sampled);
+    // tid becomes a task of the process at index.
+    void add_task(pid_t tid, uint32_t index, bool awaiting_first_stop);
+
+    [[nodiscard]] TaskEntry* task(pid_t tid);
+    [[nodiscard]] LiveProcess* live(pid_t pid);
+    [[nodiscard]] std::optional<uint32_t> live_index(pid_t pid) const;
+    [[nodiscard]] Process& process(uint32_t index) { return processes_[index]; }
+    [[nodiscard]] const Process& process(uint32_t index) const { return processes_[index]; }
+    // The index of the process that created the one at index, or kNoParent.
+    [[nodiscard]] uint32_t parent_of(uint32_t index) const { return parents_[index]; }
+
+    void remove_task(pid_t tid) { tasks_.erase(tid); }
+    // A non-leader thread exec'd: it now has the leader's tid (from the former one).
+    void retid_task(pid_t former_tid, pid_t tid);
+    void remove_live(pid_t pid) { live_.erase(pid); }
+
+    [[nodiscard]] size_t task_count() const { return tasks_.size(); }
+    [[nodiscard]] size_t live_count() const { return live_.size(); }
+    [[nodiscard]] const std::unordered_map<pid_t, TaskEntry>& tasks() const { return tasks_; }
+    [[nodiscard]] std::unordered_map<pid_t, LiveProcess>& live_processes() { return live_; }
+    [[nodiscard]] const std::deque<Process>& processes() const { return processes_; }
+
+private:
+    std::deque<Process>& processes_;
+    std::deque<uint32_t> parents_;  // per process, live or not (4 bytes each)
+    std::unordered_map<pid_t, TaskEntry> tasks_;
+    std::unordered_map<pid_t, LiveProcess> live_;
+};
+
+}  // namespace max_rss

@@ -1,0 +1,139 @@
+// The measurement engine: turns the stream of process events a backend reports
+// into the run's model (RunResult), applying the one measurement policy. It
+// reads memory only through a MemoryProbe, at the moments the events mark, and
+// knows nothing of ptrace, eBPF, JSON or terminals.
+//
+// The events, in the order the kernel reports them for one task:
+//   root_started | task_created | process_adopted   a task came to be
+//   first_stop                      it has not run yet (a fork child's inherited pages)
+//   exec_entry, exec_done           an image ends, a new one begins
+//   task_exiting                    its last moment with its memory intact
+//   task_reaped                     gone, with its exit status and rusage
+// and, for the whole tree: tick (the periodic timer), seen_alive (a live
+// process read without being stopped: the sample backend).
+#pragma once
+
+#include <max_rss/engine/probe.hpp>
+#include <max_rss/engine/process_table.hpp>
+#include <max_rss/model.hpp>
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+namespace max_rss {
+
+// What kind of task a fork/clone made.
+enum class CloneKind : uint8_t {
+    Thread,    // CLONE_THREAD: a task of the same process
+    Fork,      // a new process with a copy-on-write copy of its creator's memory
+    SharedMm,  // vfork, posix_spawn, CLONE_VM: a new process in its creator's address space
+};
+
+struct RecorderOptions {
+    std::vector<std::string> command;
+    int64_t sample_interval_ns = 20'000'000;  // recorded in the timeline
+    size_t max_timeline_points = 2048;        // ~70-180 bytes a point
+};
+
+class Recorder {
+public:
+    Recorder(RecorderOptions options, MemoryProbe& probe);
+    Recorder(const Recorder&) = delete;
+    Recorder& operator=(const Recorder&) = delete;
+
+    // Nanoseconds since the Recorder was made (the run's clock).
+    [[nodiscard]] int64_t now_ns() const;
+
+    // The launched program. Before its exec (!exec_seen) it owns nothing: the
+    // image it runs is max_rss's own fork. After it (a backend that cannot see
+    // the exec), its program is read from the probe.
+    void root_started(pid_t pid, bool exec_seen = false);
+    // creator_tid made child. False (and nothing recorded) when the creator is
+    // not a known task.
+    bool task_created(pid_t child, pid_t creator_tid, CloneKind kind);
+    // A process whose creation was not seen: its creator died in the middle of
+    // fork (ptrace), or it was found in /proc (sampling; program read from
+    // there, ppid 0 when it is max_rss's own child). It runs its creator's
+    // program (origin Fork) unless exec_seen.
+    void process_adopted(pid_t pid, pid_t ppid, bool exec_seen);
+    // A thread whose creation was not seen (its creator died mid-clone).
+    void thread_adopted(pid_t tid, pid_t tgid);
+    // tid's first stop, before it ran an instruction.
+    void first_stop(pid_t tid);
+    // tid is about to exec: its image is still intact.
+    void exec_entry(pid_t tid);
+    // tid (now the thread group's leader) exec'd; former_tid is the thread
+    // that called exec (== tid unless a non-leader thread exec'd).
+    void exec_done(pid_t tid, pid_t former_tid);
+    // tid reached its exit, its address space still intact.
+    void task_exiting(pid_t tid);
+    // tid is gone. For a leader, the process is over: exit and rusage are its.
+    // ru_maxrss_is_its_own: the process waited for no children, so ru_maxrss
+    // covers only it (sampling uses it for the moments it missed).
+    void task_reaped(pid_t tid, const ExitStatus& exit, OptionalBytes ru_maxrss_bytes,
+                     bool ru_maxrss_is_its_own = false);
+    // The periodic timer: a snapshot of the live tree.
+    void tick();
+    // pid is alive and running: read its VmHWM, which holds every peak it
+    // reached so far (the sample backend).
+    void seen_alive(pid_t pid);
+
+    void warn(Warning warning) { result_.warnings.push_back(std::move(warning)); }
+    void degrade(Degradation degradation);
+    // max_rss itself failed (what): the run is reported as far as it went.
+    void fail(std::string what) { result_.internal_error = std::move(what); }
+    void set_cgroup_peak(std::optional<uint64_t> bytes) { cgroup_peak_bytes_ = bytes; }
+    // max_rss was sent a termination signal during the run (the first counts).
+    void interrupted(int signo) {
+        if (!result_.interrupted_by_signal) result_.interrupted_by_signal = signo;
+    }
+
+    // End times, orphans, the timeline and the tree peak, once the tree is gone
+    // (or the backend gave up: then what was measured so far).
+    RunResult finish();
+
+    [[nodiscard]] ProcessTable& table() { return table_; }
+    [[nodiscard]] const Process* live_process(pid_t pid) const;
+    [[nodiscard]] bool root_exited() const { return root_exited_; }
+
+private:
+    uint32_t new_process(pid_t pid, pid_t ppid, ImageOrigin origin, std::shared_ptr<const Program> program,
+                         std::optional<pid_t> shares_mm_with);
+    // Reads a stopped task's VmHWM (and, on its final exit, the breakdown) into
+    // its process's current image.
+    void measure_image(pid_t tid, uint32_t index, bool final_exit);
+    // A snapshot of every live process now (rate-limited: policy::snapshot_gap_ns).
+    // floor: (pid, bytes) counts that process as owning at least bytes.
+    void snapshot(std::optional<std::pair<pid_t, uint64_t>> floor = std::nullopt);
+    std::shared_ptr<const Program> intern(Program program);
+
+    RecorderOptions options_;
+    MemoryProbe& probe_;
+    int64_t start_ns_;
+    RunResult result_;
+    ProcessTable table_;
+    pid_t root_pid_ = 0;
+    bool root_exited_ = false;
+    uint32_t next_serial_ = 1;
+    std::optional<uint64_t> cgroup_peak_bytes_;
+    uint64_t snapshot_peak_bytes_ = 0;
+    int64_t last_snapshot_ns_ = INT64_MIN / 2;
+    int64_t last_snapshot_cost_ns_ = 0;
+    // One Program per distinct (exe, argv): a shell loop that runs the same
+    // command 10,000 times keeps one copy of it.
+    struct ProgramHash {
+        size_t operator()(const std::shared_ptr<const Program>& p) const noexcept;
+    };
+    struct ProgramEqual {
+        bool operator()(const std::shared_ptr<const Program>& a, const std::shared_ptr<const Program>& b) const;
+    };
+    std::unordered_set<std::shared_ptr<const Program>, ProgramHash, ProgramEqual> programs_;
+};
+
+}  // namespace max_rss

@@ -1,0 +1,23 @@
+// The words for the engine's typed results: what the report, the summary and
+// the log lines say about a warning, a degraded run or the peak's method.
+#pragma once
+
+#include <max_rss/model.hpp>
+
+#include <string>
+
+namespace max_rss {
+
+// One line, e.g. "pid 12: no stop could be measured".
+std::string describe(const Warning& warning);
+
+// Why PTRACE_SEIZE failed with seize_errno, for a user.
+std::string describe_ptrace_refusal(int seize_errno);
+
+// What a degraded run's figures are, and why (the report's degraded_reason).
+std::string describe(const Degradation& degradation);
+
+// "snapshots", "overlapping-image-peaks", "degraded-sampling".
+const char* peak_method_name(PeakMethod method);
+
+}  // namespace max_rss

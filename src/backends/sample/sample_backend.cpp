@@ -1,0 +1,145 @@
+// The sample backend: no ptrace. The tree is found in /proc at every tick,
+// each live process's VmHWM is read (it holds every peak reached so far,
+// however short), wait4 reports the processes max_rss may wait for (its child
+// and, as a child subreaper, the orphans). What it cannot see: processes that
+// live less than a tick, the last moments of a process that has children, the
+// images an exec replaced. Used when ptrace is refused (degraded) or chosen
+// with --backend sample.
+#include <max_rss/backends/backend.hpp>
+#include <max_rss/backends/forwarding.hpp>
+#include <max_rss/log.hpp>
+#include <max_rss/os/launch.hpp>
+#include <max_rss/procfs.hpp>
+#include <max_rss/report/words.hpp>
+
+#include <dirent.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <optional>
+#include <unordered_set>
+
+namespace max_rss {
+namespace {
+
+// The pids listed in /proc/<pid>/task/<tid>/children for every thread of pid.
+std::vector<pid_t> proc_children(pid_t pid) {
+    std::vector<pid_t> out;
+    const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
+    DIR* dir = ::opendir(task_dir.c_str());
+    if (!dir) return out;
+    while (dirent* entry = ::readdir(dir)) {
+        if (entry->d_name[0] == '.') continue;
+        auto text = procfs::read_file((task_dir + "/" + entry->d_name + "/children").c_str());
+        if (!text) continue;
+        const char* p = text->c_str();
+        char* end = nullptr;
+        for (long v = std::strtol(p, &end, 10); end != p; v = std::strtol(p, &end, 10)) {
+            out.push_back(static_cast<pid_t>(v));
+            p = end;
+        }
+    }
+    ::closedir(dir);
+    return out;
+}
+
+class SampleBackend final : public Backend {
+public:
+    explicit SampleBackend(std::optional<os::Launched> launched) : launched_(launched) {}
+    void run(RunContext& context) override;
+
+private:
+    void poll();
+
+    RunContext* context_ = nullptr;
+    std::optional<os::Launched> launched_;  // set when ptrace was refused after the fork
+    pid_t root_pid_ = 0;
+    std::unordered_set<pid_t> parents_;  // processes seen with children of their own
+};
+
+// Sampling needs a period even when snapshots were turned off (--interval 0).
+constexpr int64_t kDefaultPeriodNs = 20'000'000;
+
+void SampleBackend::run(RunContext& context) {
+    context_ = &context;
+    Recorder& recorder = context.recorder;
+    if (!launched_) {
+        os::LaunchSpec spec;
+        spec.argv = context.argv;
+        spec.child_mask = context.signals.original_mask();
+        spec.before_release = context.before_release;
+        launched_ = os::launch(spec);
+    } else {
+        const Degradation why{launched_->seize_errno};
+        recorder.degrade(why);
+        // The one line the user sees, even with -q.
+        log::warn("cannot trace ({}): measuring by sampling /proc instead; the report is marked degraded",
+                  describe_ptrace_refusal(why.seize_errno));
+    }
+    root_pid_ = launched_->pid;
+    // Without ptrace the exec is not seen: wait for it (the report pipe closes
+    // on exec) or for the child's report of why it failed.
+    const os::LaunchReport report = os::read_launch_report(launched_->report_fd);
+    if (report.exec_errno != 0) {
+        ::waitpid(root_pid_, nullptr, 0);
+        os::throw_launch_error(context.argv.at(0), report.exec_errno);
+    }
+    recorder.root_started(root_pid_, true);
+    if (context.sample_interval_ns <= 0) context.signals.set_tick_ns(kDefaultPeriodNs);
+    poll();
+    for (;;) {
+        if (context.signals.take_tick()) poll();
+        forward_received(context.signals.take_received(), recorder, root_pid_);
+        const os::WaitResult w = context.signals.wait_any(false);
+        if (w.kind == os::WaitResult::Kind::NoChildren) break;
+        if (w.kind == os::WaitResult::Kind::Interrupted || !w.status.is_terminal()) continue;
+        ExitStatus exit;
+        if (w.status.kind() == StopKind::Exited) exit.code = w.status.code();
+        else exit.signal = w.status.signal();
+        OptionalBytes ru_maxrss;
+        if (w.usage) ru_maxrss = static_cast<uint64_t>(w.usage->ru_maxrss) * 1024;
+        // Sampling misses a process's last moments; wait4's figure covers
+        // them, and is the process's own only if it waited for no children.
+        recorder.task_reaped(w.pid, exit, ru_maxrss, !parents_.count(w.pid));
+    }
+}
+
+void SampleBackend::poll() {
+    Recorder& recorder = context_->recorder;
+    ProcessTable& table = recorder.table();
+    // Discover: the children of every live process, and our own (orphans
+    // reparent to us, the subreaper).
+    std::vector<pid_t> parents{::getpid()};
+    for (const auto& [pid, live] : table.live_processes()) parents.push_back(pid);
+    for (pid_t parent : parents) {
+        for (pid_t child : proc_children(parent)) {
+            if (table.live(child)) continue;
+            const pid_t ppid = parent == ::getpid() ? 0 : parent;
+            if (ppid != 0) parents_.insert(ppid);
+            recorder.process_adopted(child, ppid, true);
+        }
+    }
+    // VmHWM is monotonic: reading it while a process lives catches every peak
+    // it reached before this moment, however short. A process that is no
+    // longer there was reaped by its own parent: it ended (status unknown).
+    std::vector<pid_t> gone;
+    for (const auto& [pid, live] : table.live_processes()) {
+        if (::kill(pid, 0) != 0 && errno == ESRCH) gone.push_back(pid);
+        else recorder.seen_alive(pid);
+    }
+    for (pid_t pid : gone) recorder.task_reaped(pid, ExitStatus{}, std::nullopt);
+    recorder.tick();
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_sample_backend_following(const os::Launched& launched) {
+    return std::make_unique<SampleBackend>(launched);
+}
+
+std::unique_ptr<Backend> make_sample_backend() { return std::make_unique<SampleBackend>(std::nullopt); }
+
+}  // namespace max_rss

@@ -1,0 +1,61 @@
+#include <max_rss/engine/measure.hpp>
+#include <max_rss/engine/probe.hpp>
+#include <max_rss/engine/recorder.hpp>
+#include <max_rss/os/cgroup.hpp>
+#include <max_rss/os/signals.hpp>
+
+#include <sys/prctl.h>
+
+#include <optional>
+
+namespace max_rss {
+
+std::unique_ptr<Backend> make_ptrace_backend();
+std::unique_ptr<Backend> make_sample_backend();
+
+std::string_view backend_name(BackendKind kind) {
+    switch (kind) {
+        case BackendKind::Ptrace: return "ptrace";
+        case BackendKind::Sample: return "sample";
+    }
+    return "unknown";
+}
+
+std::unique_ptr<Backend> make_backend(BackendKind kind) {
+    switch (kind) {
+        case BackendKind::Ptrace: return make_ptrace_backend();
+        case BackendKind::Sample: return make_sample_backend();
+    }
+    return make_ptrace_backend();
+}
+
+RunResult measure(const MeasureOptions& options) {
+    if (options.argv.empty()) throw TracerError("no command given");
+    // Orphaned descendants reparent to us and stay ours, so daemons are measured.
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    os::SignalHub signals({options.forward_signals, options.sample_interval_ns});
+    ProcProbe probe;
+    Recorder recorder({options.argv, options.sample_interval_ns, 2048}, probe);
+
+    std::string why_not;
+    std::optional<MemoryCgroup> cgroup = options.use_cgroup ? MemoryCgroup::create(why_not) : std::nullopt;
+    if (options.use_cgroup && !cgroup) recorder.warn(Warning{Warning::Kind::CgroupUnavailable, 0, 0, 0, 0, why_not});
+    auto join_cgroup = [&](pid_t pid) {
+        std::string join_why_not;
+        if (cgroup && !cgroup->add(pid, join_why_not)) {
+            recorder.warn(Warning{Warning::Kind::CgroupUnavailable, 0, 0, 0, 0, join_why_not});
+            cgroup.reset();
+        }
+    };
+    RunContext context{options.argv, options.sample_interval_ns, recorder, signals, join_cgroup};
+    try {
+        make_backend(options.backend)->run(context);
+    } catch (const TracerError& e) {
+        recorder.fail(e.what());
+    }
+    for (const os::ReceivedSignal& late : signals.drain()) recorder.interrupted(late.signo);
+    if (cgroup) recorder.set_cgroup_peak(cgroup->peak_bytes());
+    return recorder.finish();
+}
+
+}  // namespace max_rss

@@ -1,0 +1,42 @@
+#include <max_rss/engine/policy.hpp>
+
+#include <algorithm>
+
+namespace max_rss::policy {
+
+uint64_t image_peak_bytes(ImageOrigin origin, uint64_t hwm_bytes, uint64_t inherited_rss_bytes,
+                          uint64_t private_bytes_now) {
+    switch (origin) {
+        case ImageOrigin::Exec: return hwm_bytes;
+        case ImageOrigin::Fork: {
+            const uint64_t grown = hwm_bytes > inherited_rss_bytes ? hwm_bytes - inherited_rss_bytes : 0;
+            return std::max(grown, private_bytes_now);
+        }
+        case ImageOrigin::SharedMm: return 0;
+    }
+    return 0;
+}
+
+bool wants_smaps_at_exit(ImageOrigin origin, std::optional<uint64_t> rss_bytes) {
+    if (origin == ImageOrigin::SharedMm) return false;
+    const uint64_t threshold = origin == ImageOrigin::Fork ? kForkSmapsMinBytes : kExecSmapsMinBytes;
+    return rss_bytes.value_or(threshold) >= threshold;
+}
+
+bool wants_exit_snapshot(ImageOrigin origin, uint64_t image_peak_bytes, OptionalBytes rss_anon_bytes,
+                         OptionalBytes rss_shmem_bytes) {
+    uint64_t own_bytes = image_peak_bytes;
+    if (origin == ImageOrigin::Exec && rss_anon_bytes)
+        own_bytes = *rss_anon_bytes + rss_shmem_bytes.value_or(0);
+    return own_bytes >= kExitSnapshotMinBytes;
+}
+
+bool hwm_was_reset(uint64_t hwm_bytes, uint64_t sampled_max_resident_bytes) {
+    return sampled_max_resident_bytes > hwm_bytes + kHwmSlackBytes;
+}
+
+int64_t snapshot_gap_ns(int64_t min_gap_ns, int64_t last_snapshot_cost_ns) {
+    return std::max(min_gap_ns, 10 * last_snapshot_cost_ns);
+}
+
+}  // namespace max_rss::policy

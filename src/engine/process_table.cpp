@@ -1,0 +1,47 @@
+#include <max_rss/engine/process_table.hpp>
+
+namespace max_rss {
+
+uint32_t ProcessTable::add_process(Process p, uint32_t parent_index, SampledProcess sampled) {
+    const pid_t pid = p.pid;
+    processes_.push_back(std::move(p));
+    parents_.push_back(parent_index);
+    const auto index = static_cast<uint32_t>(processes_.size() - 1);
+    sampled.index = index;
+    live_[pid] = LiveProcess{0, sampled, 0};
+    return index;
+}
+
+void ProcessTable::add_task(pid_t tid, uint32_t index, bool awaiting_first_stop) {
+    tasks_[tid] = TaskEntry{index, awaiting_first_stop, false};
+    processes_[index].threads++;
+    if (auto it = live_.find(processes_[index].pid); it != live_.end()) it->second.live_tasks++;
+}
+
+TaskEntry* ProcessTable::task(pid_t tid) {
+    auto it = tasks_.find(tid);
+    return it == tasks_.end() ? nullptr : &it->second;
+}
+
+LiveProcess* ProcessTable::live(pid_t pid) {
+    auto it = live_.find(pid);
+    return it == live_.end() ? nullptr : &it->second;
+}
+
+std::optional<uint32_t> ProcessTable::live_index(pid_t pid) const {
+    auto it = live_.find(pid);
+    if (it == live_.end()) return std::nullopt;
+    return it->second.sampled.index;
+}
+
+void ProcessTable::retid_task(pid_t former_tid, pid_t tid) {
+    auto it = tasks_.find(former_tid);
+    if (it == tasks_.end()) return;
+    TaskEntry entry = it->second;
+    tasks_.erase(it);
+    entry.awaiting_first_stop = false;
+    entry.exiting = false;
+    tasks_[tid] = entry;
+}
+
+}  // namespace max_rss

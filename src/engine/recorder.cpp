@@ -1,0 +1,319 @@
+#include <max_rss/engine/policy.hpp>
+#include <max_rss/engine/recorder.hpp>
+#include <max_rss/engine/tree_peak.hpp>
+#include <max_rss/os/clock.hpp>
+
+#include <algorithm>
+
+namespace max_rss {
+
+Recorder::Recorder(RecorderOptions options, MemoryProbe& probe)
+    : options_(std::move(options)), probe_(probe), start_ns_(os::monotonic_ns()), table_(result_.processes) {
+    result_.command = options_.command;
+    result_.timeline.interval_ns = options_.sample_interval_ns;
+}
+
+int64_t Recorder::now_ns() const { return os::monotonic_ns() - start_ns_; }
+
+size_t Recorder::ProgramHash::operator()(const std::shared_ptr<const Program>& p) const noexcept {
+    size_t h = std::hash<std::string>{}(p->exe);
+    for (const auto& arg : p->argv) h = h * 1000003u ^ std::hash<std::string>{}(arg);
+    return h;
+}
+
+bool Recorder::ProgramEqual::operator()(const std::shared_ptr<const Program>& a,
+                                        const std::shared_ptr<const Program>& b) const {
+    return a->exe == b->exe && a->argv == b->argv;
+}
+
+std::shared_ptr<const Program> Recorder::intern(Program program) {
+    auto candidate = std::make_shared<const Program>(std::move(program));
+    return *programs_.insert(std::move(candidate)).first;
+}
+
+const Process* Recorder::live_process(pid_t pid) const {
+    auto index = table_.live_index(pid);
+    return index ? &table_.process(*index) : nullptr;
+}
+
+uint32_t Recorder::new_process(pid_t pid, pid_t ppid, ImageOrigin origin, std::shared_ptr<const Program> program,
+                               std::optional<pid_t> shares_mm_with) {
+    Process p;
+    p.pid = pid;
+    p.ppid = ppid;
+    p.serial = next_serial_++;
+    p.threads = 0;
+    p.start_ns = now_ns();
+    p.shares_mm_with = shares_mm_with;
+    if (program) {
+        Image img;
+        img.program = std::move(program);
+        img.origin = origin;
+        img.start_ns = p.start_ns;
+        p.images.push_back(std::move(img));
+    }
+    // Counted as owning nothing until it is known what it owns: the root
+    // before its first exec is max_rss's own fork, and a forked child's
+    // inherited pages are known only at its first stop.
+    const bool owns_nothing_yet = p.images.empty() || origin == ImageOrigin::Fork;
+    SampledProcess sampled;
+    sampled.origin = owns_nothing_yet ? ImageOrigin::SharedMm : origin;
+    const uint32_t parent = ppid != 0 ? table_.live_index(ppid).value_or(ProcessTable::kNoParent)
+                                      : ProcessTable::kNoParent;
+    return table_.add_process(std::move(p), parent, sampled);
+}
+
+void Recorder::root_started(pid_t pid, bool exec_seen) {
+    root_pid_ = pid;
+    auto program = exec_seen ? intern(probe_.program(pid)) : nullptr;
+    const uint32_t index = new_process(pid, 0, ImageOrigin::Exec, std::move(program), std::nullopt);
+    table_.add_task(pid, index, false);  // PTRACE_SEIZE: no initial stop
+}
+
+bool Recorder::task_created(pid_t child, pid_t creator_tid, CloneKind kind) {
+    const TaskEntry* creator = table_.task(creator_tid);
+    if (!creator) return false;
+    if (table_.task(child)) return true;  // already adopted
+    const uint32_t creator_index = creator->process;
+    if (kind == CloneKind::Thread) {
+        table_.add_task(child, creator_index, true);
+        return true;
+    }
+    const Process& parent = table_.process(creator_index);
+    auto program = parent.images.empty() ? nullptr : parent.images.back().program;
+    const bool shares = kind == CloneKind::SharedMm;
+    std::optional<pid_t> shares_with;
+    if (shares) shares_with = parent.shares_mm_with.value_or(parent.pid);
+    const uint32_t index = new_process(child, parent.pid, shares ? ImageOrigin::SharedMm : ImageOrigin::Fork,
+                                       std::move(program), shares_with);
+    table_.add_task(child, index, true);
+    return true;
+}
+
+void Recorder::process_adopted(pid_t pid, pid_t ppid, bool exec_seen) {
+    if (table_.task(pid)) return;
+    if (exec_seen) {
+        const uint32_t index = new_process(pid, ppid, ImageOrigin::Exec, intern(probe_.program(pid)), std::nullopt);
+        table_.add_task(pid, index, false);
+        return;
+    }
+    std::shared_ptr<const Program> program;
+    if (const Process* creator = live_process(ppid); creator && !creator->images.empty())
+        program = creator->images.back().program;
+    const uint32_t index = new_process(pid, ppid, ImageOrigin::Fork, std::move(program), std::nullopt);
+    table_.add_task(pid, index, true);
+}
+
+void Recorder::thread_adopted(pid_t tid, pid_t tgid) {
+    if (table_.task(tid)) return;
+    if (auto index = table_.live_index(tgid)) table_.add_task(tid, *index, true);
+}
+
+void Recorder::first_stop(pid_t tid) {
+    TaskEntry* task = table_.task(tid);
+    if (!task) return;
+    task->awaiting_first_stop = false;
+    Process& proc = table_.process(task->process);
+    if (tid != proc.pid || proc.images.empty() || proc.images.back().origin != ImageOrigin::Fork) return;
+    // Before the child runs a single instruction, its resident size is all
+    // inherited (copied page tables).
+    const procfs::Statm inherited = probe_.statm(tid).value_or(procfs::Statm{});
+    proc.images.back().inherited_rss_bytes = inherited.resident_bytes;
+    if (LiveProcess* live = table_.live(proc.pid)) {
+        live->sampled.origin = ImageOrigin::Fork;
+        live->sampled.inherited = inherited;
+        live->max_resident_bytes = 0;
+    }
+}
+
+void Recorder::exec_entry(pid_t tid) {
+    // The old image is intact until the syscall runs. A failing execve (a PATH
+    // search) just reads it again later.
+    if (const TaskEntry* task = table_.task(tid)) measure_image(tid, task->process, false);
+}
+
+void Recorder::exec_done(pid_t tid, pid_t former_tid) {
+    const TaskEntry* task = table_.task(former_tid != 0 ? former_tid : tid);
+    if (!task) task = table_.task(tid);
+    if (!task) return;
+    const uint32_t index = task->process;
+    // A non-leader thread exec'd: it took over the leader's tid. The old
+    // leader already reported its exit stop and will never be reaped; the live
+    // task count is right as it is.
+    if (former_tid != 0 && former_tid != tid) table_.retid_task(former_tid, tid);
+    Process& proc = table_.process(index);
+    const int64_t t = now_ns();
+    if (!proc.images.empty()) proc.images.back().end_ns = t;
+    proc.shares_mm_with.reset();  // exec gives the process its own mm
+    Image img;
+    img.program = intern(probe_.program(tid));
+    img.origin = ImageOrigin::Exec;
+    img.start_ns = t;
+    proc.images.push_back(std::move(img));
+    if (LiveProcess* live = table_.live(proc.pid)) {
+        live->sampled.origin = ImageOrigin::Exec;
+        live->sampled.inherited = {};
+        live->max_resident_bytes = 0;  // a new image starts afresh
+    }
+}
+
+void Recorder::task_exiting(pid_t tid) {
+    TaskEntry* task = table_.task(tid);
+    if (!task || task->exiting) return;
+    task->exiting = true;
+    const uint32_t index = task->process;
+    Process& proc = table_.process(index);
+    LiveProcess* live = table_.live(proc.pid);
+    if (live && live->live_tasks > 0) live->live_tasks--;
+    // All threads share the mm, and VmHWM is the mm's: the last task to stop
+    // reads it (and the breakdown) once, for everyone.
+    if (live && live->live_tasks > 0) return;
+    measure_image(tid, index, true);
+    if (proc.images.empty()) return;
+    const Image& img = proc.images.back();
+    // The moment a process ends, its memory and everyone else's are all still
+    // in place: the snapshot that catches short overlaps.
+    if (!policy::wants_exit_snapshot(img.origin, img.peak_rss_bytes, proc.at_exit.rss_anon_bytes,
+                                     proc.at_exit.rss_shmem_bytes))
+        return;
+    // A forked child's private pages at exit (smaps) include the copy-on-write
+    // copies it made, which statm cannot see.
+    std::optional<std::pair<pid_t, uint64_t>> floor;
+    const auto& smaps = proc.at_exit.smaps;
+    if (img.origin == ImageOrigin::Fork && smaps && smaps->private_bytes) floor.emplace(proc.pid, *smaps->private_bytes);
+    snapshot(floor);
+}
+
+void Recorder::task_reaped(pid_t tid, const ExitStatus& exit, OptionalBytes ru_maxrss_bytes,
+                           bool ru_maxrss_is_its_own) {
+    const TaskEntry* task = table_.task(tid);
+    if (!task) return;
+    const uint32_t index = task->process;
+    const bool was_exiting = task->exiting;
+    table_.remove_task(tid);
+    Process& proc = table_.process(index);
+    LiveProcess* live = table_.live(proc.pid);
+    if (!was_exiting && live && live->live_tasks > 0) live->live_tasks--;  // died without an exit stop
+    if (tid != proc.pid) return;  // a thread; the leader is reaped last
+
+    proc.end_ns = now_ns();
+    if (!proc.images.empty() && proc.images.back().end_ns == 0) proc.images.back().end_ns = proc.end_ns;
+    proc.exit = exit;
+    proc.ru_maxrss_bytes = ru_maxrss_bytes;
+    if (ru_maxrss_is_its_own && ru_maxrss_bytes && *ru_maxrss_bytes > proc.peak_rss_bytes && !proc.images.empty()) {
+        proc.peak_rss_bytes = *ru_maxrss_bytes;
+        proc.images.back().peak_rss_bytes = *ru_maxrss_bytes;
+        proc.images.back().measured = true;
+    }
+    table_.remove_live(proc.pid);
+    if (tid == root_pid_) {
+        root_exited_ = true;
+        result_.exit = exit;
+        result_.ru_maxrss_bytes = ru_maxrss_bytes;
+    }
+}
+
+void Recorder::tick() { snapshot(); }
+
+void Recorder::seen_alive(pid_t pid) {
+    const auto index = table_.live_index(pid);
+    if (!index) return;
+    const auto status = probe_.status(pid);
+    if (!status || !status->hwm_bytes) return;
+    Process& proc = table_.process(*index);
+    if (status->threads) proc.threads = std::max(proc.threads, *status->threads);
+    if (proc.images.empty()) return;
+    Image& img = proc.images.back();
+    img.hwm_bytes = std::max(img.hwm_bytes.value_or(0), *status->hwm_bytes);
+    img.peak_rss_bytes = *img.hwm_bytes;
+    img.measured = true;
+    proc.peak_rss_bytes = std::max(proc.peak_rss_bytes, img.peak_rss_bytes);
+    proc.at_exit = procfs::make_breakdown(status, std::nullopt);
+}
+
+void Recorder::degrade(Degradation degradation) {
+    result_.degraded = true;
+    result_.degradation = degradation;
+}
+
+void Recorder::measure_image(pid_t tid, uint32_t index, bool final_exit) {
+    Process& proc = table_.process(index);
+    if (proc.images.empty()) return;  // the root before its first exec: max_rss's own copy
+    Image& img = proc.images.back();
+    if (img.origin == ImageOrigin::SharedMm) {
+        // Its memory is the mm's owner's, measured at the owner's stops.
+        img.measured = true;
+        return;
+    }
+    const auto status = probe_.status(tid);
+    if (!status || !status->hwm_bytes) return;  // the task vanished (SIGKILL)
+    img.hwm_bytes = std::max(img.hwm_bytes.value_or(0), *status->hwm_bytes);
+    const LiveProcess* live = tid == proc.pid ? table_.live(proc.pid) : nullptr;
+    const uint64_t sampled_max = live ? live->max_resident_bytes : 0;
+    if (policy::hwm_was_reset(*img.hwm_bytes, sampled_max)) {
+        warn(Warning{Warning::Kind::HwmReset, proc.pid, *img.hwm_bytes, sampled_max, 0, {}});
+        img.hwm_bytes = sampled_max;
+    }
+    std::optional<procfs::SmapsRollup> smaps;
+    if (final_exit && policy::wants_smaps_at_exit(img.origin, status->rss_bytes)) smaps = probe_.smaps_rollup(tid);
+    uint64_t private_now = 0;
+    if (smaps && smaps->private_clean_bytes && smaps->private_dirty_bytes)
+        private_now = *smaps->private_clean_bytes + *smaps->private_dirty_bytes;
+    const uint64_t peak =
+        policy::image_peak_bytes(img.origin, *img.hwm_bytes, img.inherited_rss_bytes.value_or(0), private_now);
+    img.peak_rss_bytes = std::max(img.peak_rss_bytes, peak);
+    img.measured = true;
+    proc.peak_rss_bytes = std::max(proc.peak_rss_bytes, img.peak_rss_bytes);
+    if (final_exit) proc.at_exit = procfs::make_breakdown(status, smaps);
+}
+
+void Recorder::snapshot(std::optional<std::pair<pid_t, uint64_t>> floor) {
+    auto& live = table_.live_processes();
+    const int64_t t = now_ns();
+    const int64_t gap = policy::snapshot_gap_ns(0, last_snapshot_cost_ns_);
+    if (live.empty() || (gap > 0 && t - last_snapshot_ns_ < gap)) return;
+    last_snapshot_ns_ = t;
+    SnapshotSum sum;
+    for (auto& [pid, process] : live) {
+        const auto statm = probe_.statm(pid);
+        if (!statm) continue;
+        process.max_resident_bytes = std::max(process.max_resident_bytes, statm->resident_bytes);
+        if (floor && floor->first == pid) {
+            SampledProcess floored = process.sampled;
+            floored.private_floor_bytes = floor->second;
+            sum.add(floored, *statm);
+        } else {
+            sum.add(process.sampled, *statm);
+        }
+    }
+    SnapshotTotal total = std::move(sum).finish();
+    last_snapshot_cost_ns_ = now_ns() - t;
+    snapshot_peak_bytes_ = std::max(snapshot_peak_bytes_, total.total_bytes);
+    append_bounded(result_.timeline, TimelinePoint{t, total.total_bytes, std::move(total.top)},
+                   options_.max_timeline_points);
+}
+
+RunResult Recorder::finish() {
+    const int64_t end = now_ns();
+    result_.wall_seconds = static_cast<double>(end) / 1e9;
+    auto& processes = result_.processes;
+    for (size_t i = 0; i < processes.size(); ++i) {
+        Process& p = processes[i];
+        if (p.end_ns == 0) p.end_ns = end;
+        if (const uint32_t parent = table_.parent_of(static_cast<uint32_t>(i)); parent != ProcessTable::kNoParent)
+            p.orphaned = processes[parent].end_ns < p.end_ns;
+        for (auto& img : p.images)
+            if (img.end_ns == 0) img.end_ns = p.end_ns;
+        if (!p.images.empty() &&
+            std::none_of(p.images.begin(), p.images.end(), [](const Image& image) { return image.measured; }))
+            warn(Warning{Warning::Kind::Unmeasured, p.pid, 0, 0, 0, {}});
+    }
+    std::optional<uint64_t> sampled;
+    if (!result_.timeline.points.empty()) sampled = snapshot_peak_bytes_;
+    result_.peak = compute_tree_peak(processes, sampled);
+    if (result_.degraded) result_.peak.method = PeakMethod::DegradedSampling;
+    result_.peak.cgroup_bytes = cgroup_peak_bytes_;
+    return std::move(result_);
+}
+
+}  // namespace max_rss

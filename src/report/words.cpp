@@ -1,0 +1,51 @@
+#include <max_rss/report/words.hpp>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace max_rss {
+
+std::string describe(const Warning& w) {
+    switch (w.kind) {
+        case Warning::Kind::HwmReset:
+            return fmt::format(
+                "pid {}: VmHWM {} KiB is below a sampled RSS of {} KiB: the program reset it (clear_refs); its "
+                "peak is the sampled figure, which may itself be low",
+                w.pid, w.bytes >> 10, w.other_bytes >> 10);
+        case Warning::Kind::Unmeasured: return fmt::format("pid {}: no stop could be measured", w.pid);
+        case Warning::Kind::NoExecFilter:
+            return fmt::format(
+                "could not stop at execve entry (seccomp: {}): images replaced by exec are not measured",
+                std::strerror(w.error));
+        case Warning::Kind::CgroupUnavailable: return "--cgroup: " + w.detail + "; no cgroup peak";
+    }
+    return "unknown warning";
+}
+
+std::string describe_ptrace_refusal(int seize_errno) {
+    if (seize_errno == EPERM)
+        return "max_rss is itself being traced (strace, gdb), or Yama ptrace_scope or a container's seccomp "
+               "profile forbids ptrace";
+    if (seize_errno == ENOSYS) return "this kernel or sandbox has no ptrace";
+    return std::strerror(seize_errno);
+}
+
+std::string describe(const Degradation& d) {
+    return fmt::format(
+        "PTRACE_SEIZE: {} ({}); figures come from sampling /proc and wait4: a process's last moments and "
+        "processes shorter than the sampling interval can be missed",
+        std::strerror(d.seize_errno), describe_ptrace_refusal(d.seize_errno));
+}
+
+const char* peak_method_name(PeakMethod method) {
+    switch (method) {
+        case PeakMethod::Snapshots: return "snapshots";
+        case PeakMethod::OverlappingImagePeaks: return "overlapping-image-peaks";
+        case PeakMethod::DegradedSampling: return "degraded-sampling";
+    }
+    return "unknown";
+}
+
+}  // namespace max_rss

@@ -1,0 +1,71 @@
+// The measurement policy on its own: image peaks and when a reading is worth it.
+#include <max_rss/engine/policy.hpp>
+
+#include <catch2/catch.hpp>
+
+using namespace max_rss;
+using namespace max_rss::policy;
+
+namespace {
+constexpr uint64_t KiB = 1024;
+constexpr uint64_t MiB = 1024 * KiB;
+}  // namespace
+
+TEST_CASE("policy: an exec'd image's peak is its VmHWM", "[policy]") {
+    CHECK(image_peak_bytes(ImageOrigin::Exec, 120 * MiB, 0, 0) == 120 * MiB);
+    // Inherited and private figures do not apply to an exec'd image.
+    CHECK(image_peak_bytes(ImageOrigin::Exec, 120 * MiB, 300 * MiB, 500 * MiB) == 120 * MiB);
+}
+
+TEST_CASE("policy: a forked image is charged what it added, or its private pages if more", "[policy]") {
+    // Inherited 300 MiB from its parent, peaked at 350: it added 50.
+    CHECK(image_peak_bytes(ImageOrigin::Fork, 350 * MiB, 300 * MiB, 0) == 50 * MiB);
+    // It rewrote 100 MiB of what it inherited (copy-on-write): VmHWM did not
+    // move, its private pages at the stop did.
+    CHECK(image_peak_bytes(ImageOrigin::Fork, 300 * MiB, 300 * MiB, 100 * MiB) == 100 * MiB);
+    // It unmapped what it inherited: VmHWM below the inheritance is no growth.
+    CHECK(image_peak_bytes(ImageOrigin::Fork, 200 * MiB, 300 * MiB, 0) == 0);
+}
+
+TEST_CASE("policy: a shared-mm image owns nothing", "[policy]") {
+    CHECK(image_peak_bytes(ImageOrigin::SharedMm, 300 * MiB, 0, 300 * MiB) == 0);
+}
+
+TEST_CASE("policy: smaps_rollup at exit from 1 MiB for fork images, 4 MiB for exec'd ones", "[policy]") {
+    CHECK(wants_smaps_at_exit(ImageOrigin::Fork, 1 * MiB));
+    CHECK_FALSE(wants_smaps_at_exit(ImageOrigin::Fork, 1 * MiB - 4 * KiB));
+    CHECK(wants_smaps_at_exit(ImageOrigin::Exec, 4 * MiB));
+    CHECK_FALSE(wants_smaps_at_exit(ImageOrigin::Exec, 4 * MiB - 4 * KiB));
+    CHECK_FALSE(wants_smaps_at_exit(ImageOrigin::Exec, 2 * MiB));
+    // Unknown RSS: read it rather than lose the breakdown.
+    CHECK(wants_smaps_at_exit(ImageOrigin::Exec, std::nullopt));
+    // Nothing of its own to break down.
+    CHECK_FALSE(wants_smaps_at_exit(ImageOrigin::SharedMm, 100 * MiB));
+}
+
+TEST_CASE("policy: an exit snapshot is worth it from 1 MiB of the process's own", "[policy]") {
+    // A fork image's peak is already only what it added.
+    CHECK(wants_exit_snapshot(ImageOrigin::Fork, 1 * MiB, std::nullopt, std::nullopt));
+    CHECK_FALSE(wants_exit_snapshot(ImageOrigin::Fork, 512 * KiB, 8 * MiB, std::nullopt));
+    // An exec'd image's VmHWM counts the libraries it maps: /bin/true's 1.1 MiB
+    // of VmHWM with 150 KiB anonymous is not worth a snapshot...
+    CHECK_FALSE(wants_exit_snapshot(ImageOrigin::Exec, 1100 * KiB, 150 * KiB, 0));
+    // ...its anonymous and shmem pages decide.
+    CHECK(wants_exit_snapshot(ImageOrigin::Exec, 1100 * KiB, 512 * KiB, 512 * KiB));
+    // Without a status breakdown, VmHWM decides.
+    CHECK(wants_exit_snapshot(ImageOrigin::Exec, 2 * MiB, std::nullopt, std::nullopt));
+    CHECK_FALSE(wants_exit_snapshot(ImageOrigin::SharedMm, 0, std::nullopt, std::nullopt));
+}
+
+TEST_CASE("policy: a VmHWM reset is a VmHWM more than 1 MiB below what a snapshot saw", "[policy]") {
+    CHECK_FALSE(hwm_was_reset(100 * MiB, 0));            // nothing sampled
+    CHECK_FALSE(hwm_was_reset(100 * MiB, 100 * MiB + 512 * KiB));  // per-CPU slack
+    CHECK_FALSE(hwm_was_reset(100 * MiB, 101 * MiB));
+    CHECK(hwm_was_reset(10 * MiB, 200 * MiB));
+}
+
+TEST_CASE("policy: snapshots keep to a tenth of the time", "[policy]") {
+    CHECK(snapshot_gap_ns(0, 0) == 0);
+    CHECK(snapshot_gap_ns(0, 1'200'000) == 12'000'000);        // a 1.2 ms snapshot: none for 12 ms
+    CHECK(snapshot_gap_ns(20'000'000, 1'000'000) == 20'000'000);  // the asked-for gap wins when larger
+}

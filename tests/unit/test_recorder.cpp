@@ -1,0 +1,274 @@
+// The engine on constructed event streams: what a backend reports becomes the
+// model, with memory read through a fake probe (no kernel involved).
+#include <max_rss/engine/recorder.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <map>
+
+using namespace max_rss;
+
+namespace {
+
+constexpr uint64_t MiB = 1024 * 1024;
+
+// Memory as the test says it is, per tid.
+class FakeProbe final : public MemoryProbe {
+public:
+    std::map<pid_t, procfs::Status> statuses;
+    std::map<pid_t, procfs::Statm> statms;
+    std::map<pid_t, procfs::SmapsRollup> smaps;
+    std::map<pid_t, Program> programs;
+    int smaps_reads = 0;
+
+    void set(pid_t tid, uint64_t hwm_mib, uint64_t rss_mib, uint64_t anon_mib, uint64_t shared_mib = 1) {
+        procfs::Status s;
+        s.hwm_bytes = hwm_mib * MiB;
+        s.rss_bytes = rss_mib * MiB;
+        s.rss_anon_bytes = anon_mib * MiB;
+        s.rss_file_bytes = shared_mib * MiB;
+        s.rss_shmem_bytes = 0;
+        statuses[tid] = s;
+        statms[tid] = procfs::Statm{rss_mib * MiB, shared_mib * MiB};
+    }
+
+    std::optional<procfs::Status> status(pid_t tid) override { return find(statuses, tid); }
+    std::optional<procfs::Statm> statm(pid_t tid) override { return find(statms, tid); }
+    std::optional<procfs::SmapsRollup> smaps_rollup(pid_t tid) override {
+        ++smaps_reads;
+        return find(smaps, tid);
+    }
+    Program program(pid_t pid) override { return find(programs, pid).value_or(Program{{"?"}, "/?"}); }
+
+private:
+    template <typename T>
+    static std::optional<T> find(const std::map<pid_t, T>& m, pid_t tid) {
+        auto it = m.find(tid);
+        if (it == m.end()) return std::nullopt;
+        return it->second;
+    }
+};
+
+ExitStatus exited(int code) {
+    ExitStatus e;
+    e.code = code;
+    return e;
+}
+
+// The root (pid 100) exec'd `prog` and runs.
+void start_root(Recorder& rec, FakeProbe& probe) {
+    probe.programs[100] = Program{{"prog"}, "/bin/prog"};
+    rec.root_started(100);
+    rec.exec_done(100, 100);
+}
+
+}  // namespace
+
+TEST_CASE("recorder: the root owns nothing before its exec, then its image's VmHWM", "[recorder]") {
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 0, 2048}, probe);
+    start_root(rec, probe);
+    probe.set(100, 120, 10, 9);
+    rec.task_exiting(100);
+    rec.task_reaped(100, exited(3), 130 * MiB);
+    RunResult r = rec.finish();
+    REQUIRE(r.processes.size() == 1);
+    const Process& p = r.processes[0];
+    REQUIRE(p.images.size() == 1);  // no image for max_rss's own fork before the exec
+    CHECK(p.images[0].program->argv == std::vector<std::string>{"prog"});
+    CHECK(p.peak_rss_bytes == 120 * MiB);
+    CHECK(p.at_exit.rss_bytes == 10 * MiB);
+    CHECK(r.exit.code == 3);
+    CHECK(r.ru_maxrss_bytes == 130 * MiB);
+    CHECK(r.peak.tree_bytes == 120 * MiB);  // no snapshot: the largest process bounds it
+}
+
+TEST_CASE("recorder: a forked child is charged what it added to what it inherited", "[recorder]") {
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 0, 2048}, probe);
+    start_root(rec, probe);
+    REQUIRE(rec.task_created(101, 100, CloneKind::Fork));
+    probe.set(101, 300, 300, 299);  // at its first stop: 300 MiB inherited
+    rec.first_stop(101);
+    probe.set(101, 350, 350, 349);  // it grew by 50
+    rec.task_exiting(101);
+    rec.task_reaped(101, exited(0), 350 * MiB);
+    probe.set(100, 300, 300, 299);
+    rec.task_exiting(100);
+    rec.task_reaped(100, exited(0), 350 * MiB);
+    RunResult r = rec.finish();
+    REQUIRE(r.processes.size() == 2);
+    const Process& child = r.processes[1];
+    CHECK(child.ppid == 100);
+    REQUIRE(child.images.size() == 1);
+    CHECK(child.images[0].origin == ImageOrigin::Fork);
+    CHECK(child.images[0].inherited_rss_bytes == 300 * MiB);
+    CHECK(child.images[0].hwm_bytes == 350 * MiB);
+    CHECK(child.peak_rss_bytes == 50 * MiB);
+    CHECK(child.ru_maxrss_bytes == 350 * MiB);  // the kernel's figure, inheritance included
+}
+
+TEST_CASE("recorder: a fork child's private pages at exit count its copy-on-write copies", "[recorder]") {
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 0, 2048}, probe);
+    start_root(rec, probe);
+    rec.task_created(101, 100, CloneKind::Fork);
+    probe.set(101, 100, 100, 99);
+    rec.first_stop(101);
+    // It rewrote everything: RSS and VmHWM unchanged, its pages now private.
+    procfs::SmapsRollup rollup;
+    rollup.private_clean_bytes = 0;
+    rollup.private_dirty_bytes = 100 * MiB;
+    probe.smaps[101] = rollup;
+    rec.task_exiting(101);
+    RunResult r = rec.finish();
+    CHECK(r.processes[1].peak_rss_bytes == 100 * MiB);
+    CHECK(probe.smaps_reads == 1);
+}
+
+TEST_CASE("recorder: vfork and CLONE_VM children own nothing and name whose memory they use", "[recorder]") {
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 0, 2048}, probe);
+    start_root(rec, probe);
+    rec.task_created(101, 100, CloneKind::SharedMm);
+    rec.first_stop(101);
+    probe.set(101, 500, 500, 499);  // the parent's mm: never charged to the child
+    rec.task_exiting(101);
+    RunResult r = rec.finish();
+    const Process& child = r.processes[1];
+    CHECK(child.shares_mm_with == 100);
+    CHECK(child.images[0].origin == ImageOrigin::SharedMm);
+    CHECK(child.images[0].measured);
+    CHECK(child.peak_rss_bytes == 0);
+    CHECK(probe.smaps_reads == 0);
+}
+
+TEST_CASE("recorder: threads belong to their process; the last one to exit reads the peak", "[recorder]") {
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 0, 2048}, probe);
+    start_root(rec, probe);
+    rec.task_created(101, 100, CloneKind::Thread);
+    rec.task_created(102, 101, CloneKind::Thread);
+    rec.first_stop(101);
+    rec.first_stop(102);
+    probe.set(100, 10, 10, 9);
+    rec.task_exiting(101);  // not the last: nothing read
+    rec.task_exiting(100);
+    CHECK(rec.finish().processes[0].peak_rss_bytes == 0);
+
+    FakeProbe probe2;
+    Recorder rec2({{"prog"}, 0, 2048}, probe2);
+    start_root(rec2, probe2);
+    rec2.task_created(101, 100, CloneKind::Thread);
+    rec2.task_exiting(100);
+    probe2.set(101, 200, 20, 19);
+    rec2.task_exiting(101);  // the last task: reads through its own tid
+    rec2.task_reaped(101, exited(0), std::nullopt);
+    rec2.task_reaped(100, exited(0), std::nullopt);
+    RunResult r = rec2.finish();
+    REQUIRE(r.processes.size() == 1);
+    CHECK(r.processes[0].threads == 2);
+    CHECK(r.processes[0].peak_rss_bytes == 200 * MiB);
+    CHECK(r.exit.code == 0);
+}
+
+TEST_CASE("recorder: exec from a non-leader thread gives one process two images", "[recorder]") {
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 0, 2048}, probe);
+    start_root(rec, probe);
+    rec.task_created(101, 100, CloneKind::Thread);
+    rec.first_stop(101);
+    probe.set(101, 200, 200, 199);
+    rec.exec_entry(101);           // the old image, read through the exec'ing thread
+    rec.task_exiting(100);         // the leader goes
+    probe.programs[100] = Program{{"next"}, "/bin/next"};
+    rec.exec_done(100, 101);       // 101 takes over tid 100
+    probe.set(100, 10, 10, 9);
+    rec.task_exiting(100);
+    rec.task_reaped(100, exited(0), std::nullopt);
+    RunResult r = rec.finish();
+    REQUIRE(r.processes.size() == 1);
+    const Process& p = r.processes[0];
+    REQUIRE(p.images.size() == 2);
+    CHECK(p.images[0].peak_rss_bytes == 200 * MiB);
+    CHECK(p.images[1].program->argv == std::vector<std::string>{"next"});
+    CHECK(p.images[1].peak_rss_bytes == 10 * MiB);
+    CHECK(p.exit.code == 0);
+}
+
+TEST_CASE("recorder: a snapshot counts what processes hold at once; a VmHWM below it is flagged", "[recorder]") {
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 20'000'000, 2048}, probe);
+    start_root(rec, probe);
+    rec.task_created(101, 100, CloneKind::Fork);
+    probe.set(101, 1, 1, 0);
+    rec.first_stop(101);
+    probe.programs[101] = Program{{"child"}, "/bin/child"};
+    rec.exec_done(101, 101);
+    probe.set(100, 150, 150, 149);
+    probe.set(101, 60, 60, 59);
+    rec.tick();
+    rec.task_exiting(101);
+    // The root then wrote 5 to clear_refs: VmHWM fell to 10 MiB.
+    probe.set(100, 10, 10, 9);
+    rec.task_exiting(100);
+    RunResult r = rec.finish();
+    // 149 + 59 private, the 1 MiB of shared pages once.
+    CHECK(r.peak.sampled_bytes == 209 * MiB);
+    CHECK(r.peak.method == PeakMethod::Snapshots);
+    REQUIRE(r.timeline.points.size() == 1);
+    CHECK(r.timeline.points[0].top.size() == 2);
+    REQUIRE(r.warnings.size() == 1);
+    CHECK(r.warnings[0].kind == Warning::Kind::HwmReset);
+    CHECK(r.warnings[0].pid == 100);
+    CHECK(r.processes[0].peak_rss_bytes == 150 * MiB);  // the sampled figure
+}
+
+TEST_CASE("recorder: a process that outlives its creator is an orphan", "[recorder]") {
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 0, 2048}, probe);
+    start_root(rec, probe);
+    rec.task_created(101, 100, CloneKind::Fork);
+    rec.first_stop(101);
+    rec.task_exiting(100);
+    rec.task_reaped(100, exited(0), std::nullopt);
+    CHECK(rec.root_exited());
+    rec.task_exiting(101);
+    rec.task_reaped(101, exited(0), std::nullopt);
+    RunResult r = rec.finish();
+    CHECK_FALSE(r.processes[0].orphaned);
+    CHECK(r.processes[1].orphaned);
+}
+
+TEST_CASE("recorder: sampling keeps the largest VmHWM seen, and wait4's figure for a childless process",
+          "[recorder]") {
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 20'000'000, 2048}, probe);
+    probe.programs[100] = Program{{"prog"}, "/bin/prog"};
+    rec.root_started(100, true);
+    probe.set(100, 80, 80, 79);
+    rec.seen_alive(100);
+    probe.set(100, 90, 20, 19);
+    rec.seen_alive(100);
+    CHECK(rec.live_process(100)->peak_rss_bytes == 90 * MiB);
+    rec.task_reaped(100, exited(0), 95 * MiB, true);  // it peaked once more after the last sample
+    RunResult r = rec.finish();
+    CHECK(r.processes[0].peak_rss_bytes == 95 * MiB);
+}
+
+TEST_CASE("recorder: a task it never heard of is ignored", "[recorder]") {
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 0, 2048}, probe);
+    start_root(rec, probe);
+    CHECK_FALSE(rec.task_created(201, 200, CloneKind::Fork));  // creator unknown
+    rec.first_stop(999);
+    rec.exec_entry(999);
+    rec.task_exiting(999);
+    rec.task_reaped(999, exited(1), std::nullopt);
+    probe.set(100, 5, 5, 4);
+    rec.task_exiting(100);
+    RunResult r = rec.finish();
+    CHECK(r.processes.size() == 1);
+    CHECK(r.warnings.empty());
+    CHECK_FALSE(r.exit.code);  // 999's status is nobody's
+}
