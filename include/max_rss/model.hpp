@@ -162,6 +162,9 @@ struct Warning {
         NoExecFilter,       // the exec seccomp filter could not be installed (error):
                             // images replaced by exec are not measured
         CgroupUnavailable,  // --cgroup could not be used: detail says why
+        StrictSeccomp,      // pid asked for seccomp strict mode: refused (error) under ptrace
+        SurvivorsKilled,    // max_rss was asked to stop after the command ended: bytes = how
+                            // many processes it started still ran, and were killed
     };
     Kind kind = Kind::Unmeasured;
     pid_t pid = 0;

@@ -24,6 +24,9 @@ struct Status {
     std::optional<uint64_t> rss_file_bytes;   // RssFile
     std::optional<uint64_t> rss_shmem_bytes;  // RssShmem
     std::optional<uint64_t> swap_bytes;       // VmSwap
+    // Signals pending for the thread (SigPnd) or the whole process (ShdPnd),
+    // OR-ed: bit N-1 is signal N.
+    std::optional<uint64_t> pending_signals;
 };
 
 // The totals of /proc/<tid>/smaps_rollup, in bytes.

@@ -1,19 +1,37 @@
 #include <max_rss/backends/forwarding.hpp>
+#include <max_rss/procfs.hpp>
+
+#include <unistd.h>
 
 #include <csignal>
 
 namespace max_rss {
 
-void forward_received(const std::vector<os::ReceivedSignal>& received, Recorder& recorder, pid_t root_pid) {
+bool signal_pending(pid_t pid, int sig) {
+    const auto status = procfs::read_status(pid);
+    return status && status->pending_signals && (*status->pending_signals & (uint64_t{1} << (sig - 1)));
+}
+
+void Forwarder::handle(const std::vector<os::ReceivedSignal>& received,
+                       const std::function<bool(int)>& root_has_copy) {
     for (const os::ReceivedSignal& sig : received) {
-        recorder.interrupted(sig.signo);
-        if (sig.from_terminal()) continue;
-        if (!recorder.root_exited()) {
-            ::kill(root_pid, sig.signo);
+        recorder_.interrupted(sig.signo);
+        const bool delivered = delivered_mask_ & (uint64_t{1} << (sig.signo - 1));
+        if (!recorder_.root_exited()) {
+            if (sig.from_terminal() || delivered || root_has_copy(sig.signo)) continue;
+            ::kill(root_, sig.signo);
             continue;
         }
-        for (const auto& [pid, live] : recorder.table().live_processes()) ::kill(pid, sig.signo);
+        // The command has ended: this ends the run.
+        const pid_t own_group = ::getpgrp();
+        for (const auto& [pid, live] : recorder_.table().live_processes()) {
+            if (sig.from_terminal() && ::getpgid(pid) == own_group) continue;  // it has the terminal's
+            if (signal_pending(pid, sig.signo)) continue;                     // it has a group kill's
+            ::kill(pid, sig.signo);
+        }
+        if (!deadline_ns_) deadline_ns_ = recorder_.now_ns() + kGraceNs;
     }
+    delivered_mask_ = 0;
 }
 
 }  // namespace max_rss

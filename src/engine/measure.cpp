@@ -4,7 +4,7 @@
 #include <max_rss/os/cgroup.hpp>
 #include <max_rss/os/signals.hpp>
 
-#include <sys/prctl.h>
+#include <algorithm>
 
 #include <optional>
 
@@ -31,9 +31,13 @@ std::unique_ptr<Backend> make_backend(BackendKind kind) {
 
 RunResult measure(const MeasureOptions& options) {
     if (options.argv.empty()) throw TracerError("no command given");
-    // Orphaned descendants reparent to us and stay ours, so daemons are measured.
-    ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    os::SignalHub signals({options.forward_signals, options.sample_interval_ns});
+    // The tick samples the tree every sample_interval_ns, and wakes the loop
+    // at least every 100 ms whatever the interval: a signal that lands just
+    // before a wait, or a deadline, is seen within that.
+    constexpr int64_t kHousekeepingNs = 100'000'000;
+    const int64_t tick_ns = options.sample_interval_ns > 0 ? std::min(options.sample_interval_ns, kHousekeepingNs)
+                                                          : kHousekeepingNs;
+    os::SignalHub signals({options.forward_signals, tick_ns});
     ProcProbe probe;
     Recorder recorder({options.argv, options.sample_interval_ns, 2048}, probe);
 

@@ -17,6 +17,16 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
+// A 64-bit mask in hex, as SigPnd and ShdPnd print it.
+std::optional<uint64_t> parse_hex_mask(std::string_view s) {
+    s = trim(s);
+    if (s.empty() || s.size() > 16) return std::nullopt;
+    uint64_t value = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value, 16);
+    if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
+    return value;
+}
+
 template <typename T>
 std::optional<T> parse_unsigned(std::string_view s) {
     s = trim(s);
@@ -73,6 +83,9 @@ Status parse_status(std::string_view text) {
         else if (key == "RssFile") s.rss_file_bytes = parse_kb_value(value);
         else if (key == "RssShmem") s.rss_shmem_bytes = parse_kb_value(value);
         else if (key == "VmSwap") s.swap_bytes = parse_kb_value(value);
+        else if (key == "SigPnd" || key == "ShdPnd") {
+            if (auto mask = parse_hex_mask(value)) s.pending_signals = s.pending_signals.value_or(0) | *mask;
+        }
     });
     return s;
 }

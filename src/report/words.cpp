@@ -20,6 +20,15 @@ std::string describe(const Warning& w) {
                 "could not stop at execve entry (seccomp: {}): images replaced by exec are not measured",
                 std::strerror(w.error));
         case Warning::Kind::CgroupUnavailable: return "--cgroup: " + w.detail + "; no cgroup peak";
+        case Warning::Kind::SurvivorsKilled:
+            return fmt::format(
+                "interrupted after the command ended: {} process{} it started still ran and {} killed", w.bytes,
+                w.bytes == 1 ? "" : "es", w.bytes == 1 ? "was" : "were");
+        case Warning::Kind::StrictSeccomp:
+            return fmt::format(
+                "pid {} asked for seccomp strict mode: refused ({}) under the ptrace backend, whose seccomp filter "
+                "cannot be combined with it; --backend sample measures it untouched",
+                w.pid, std::strerror(w.error));
     }
     return "unknown warning";
 }

@@ -126,3 +126,12 @@ TEST_CASE("read_status of a vanished task is nullopt, not zero", "[procfs]") {
     REQUIRE(self);
     CHECK(*self->hwm_bytes > 0);
 }
+
+TEST_CASE("parse_status reads the pending signals of the thread and of the process", "[procfs]") {
+    CHECK(procfs::parse_status(load("status_touch50.txt")).pending_signals == 0);
+    // SIGINT (2) pending for the process, SIGUSR1 (10) for the thread.
+    auto s = procfs::parse_status("SigPnd:\t0000000000000200\nShdPnd:\t0000000000000002\n");
+    CHECK(s.pending_signals == ((1u << 9) | (1u << 1)));
+    CHECK_FALSE(procfs::parse_status("SigPnd:\t00000000000000zz\n").pending_signals.has_value());
+    CHECK_FALSE(procfs::parse_status("SigPnd:\t00000000000000000200\n").pending_signals.has_value());
+}

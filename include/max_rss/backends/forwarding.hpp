@@ -1,4 +1,6 @@
-// What every backend does with the termination signals max_rss receives.
+// What every backend does with the termination signals (SIGINT, SIGTERM,
+// SIGHUP, SIGQUIT) max_rss receives, so that the program gets each exactly
+// once, as it would without max_rss, and the run always ends when asked.
 #pragma once
 
 #include <max_rss/engine/recorder.hpp>
@@ -6,16 +8,50 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <functional>
+#include <optional>
 #include <vector>
 
 namespace max_rss {
 
-// Passes each signal sent to max_rss itself on to the program: to the root
-// while it lives; once the root is gone, to every process of the tree still
-// alive (daemons, orphans). Signals from the terminal (^C, ^\) already reached
-// the program's whole foreground process group and are not sent again.
-// Called only from the backend's loop, with signals blocked: the root cannot
-// have been reaped (and its pid reused) behind the loop's back.
-void forward_received(const std::vector<os::ReceivedSignal>& received, Recorder& recorder, pid_t root_pid);
+class Forwarder {
+public:
+    // How long processes still running after the command ended get, once
+    // max_rss is asked to stop, before they are killed.
+    static constexpr int64_t kGraceNs = 500'000'000;
+
+    explicit Forwarder(Recorder& recorder) : recorder_(recorder) {}
+
+    void set_root(pid_t root) { root_ = root; }
+    // The root took a delivery of sig (a ptrace signal-delivery stop).
+    void root_delivered(int sig) { delivered_mask_ |= uint64_t{1} << (sig - 1); }
+
+    // For each signal max_rss received, in order:
+    //  - the root still runs: the signal is sent to it, unless it already has
+    //    a copy of its own: from the terminal (^C reaches the whole foreground
+    //    process group), or from a process-group kill (kill -INT -PGID reaches
+    //    it directly). root_has_copy(sig) tells the latter (pending in its
+    //    /proc status, or delivered since the last call);
+    //  - the command has ended but processes it started still run (daemons,
+    //    orphans): the run ends. They get the signal (those in max_rss's own
+    //    process group already have a terminal's), and whatever still runs
+    //    kGraceNs later is killed (deadline_ns()).
+    // Called only from the backend's loop, with signals blocked: the root
+    // cannot have been reaped, and its pid reused, behind the loop's back.
+    void handle(const std::vector<os::ReceivedSignal>& received, const std::function<bool(int)>& root_has_copy);
+
+    // When the run must end, if it must (see handle()).
+    [[nodiscard]] std::optional<int64_t> deadline_ns() const { return deadline_ns_; }
+
+private:
+    Recorder& recorder_;
+    pid_t root_ = 0;
+    uint64_t delivered_mask_ = 0;
+    std::optional<int64_t> deadline_ns_;
+};
+
+// True when sig is pending for pid (its /proc status: SigPnd or ShdPnd).
+bool signal_pending(pid_t pid, int sig);
 
 }  // namespace max_rss

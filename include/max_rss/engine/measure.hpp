@@ -30,11 +30,18 @@ struct MeasureOptions {
 // Runs options.argv to the end of its whole tree (descendants that outlive
 // the root included) and returns what was measured.
 //
-// Process-wide effects while it runs: max_rss becomes a child subreaper
-// (PR_SET_CHILD_SUBREAPER, left set: orphans of the tree reparent to it); an
-// os::SignalHub owns SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGALRM and the
-// ITIMER_REAL timer (all restored on return); the backend waits with
-// wait4(-1, __WALL), so the caller must have no other children to wait for.
+// Process-wide effects while it runs: an os::SignalHub owns SIGINT, SIGTERM,
+// SIGHUP, SIGQUIT and SIGALRM and the ITIMER_REAL timer (all restored on
+// return); the backend waits with wait4(-1, __WALL), so the caller must have
+// no other children to wait for; the sample backend makes max_rss a child
+// subreaper (PR_SET_CHILD_SUBREAPER, left set) to wait for orphans. The
+// ptrace backend does not: orphans keep tracing, and see getppid() == 1 as
+// they would without max_rss.
+//
+// The run ends when the last process of the tree has ended. A termination
+// signal sent to max_rss after the command itself ended (^C while daemons it
+// started still run) ends it sooner: they get the signal, and whatever still
+// runs half a second later is killed (Warning::Kind::SurvivorsKilled).
 //
 // Throws LaunchError when the program cannot be started (nothing ran). When
 // max_rss itself fails mid-run, returns what was measured so far with

@@ -9,6 +9,7 @@
 // Nothing polls and nothing sleeps.
 #include "clone_kind.hpp"
 #include "seccomp_filter.hpp"
+#include "syscall_edit.hpp"
 
 #include <max_rss/backends/backend.hpp>
 #include <max_rss/backends/forwarding.hpp>
@@ -22,7 +23,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 namespace max_rss {
@@ -58,21 +59,29 @@ private:
     void dispatch(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage);
     void on_new_task_event(pid_t creator_tid, StopKind event);
     void on_first_stop(pid_t tid);
+    void on_seccomp(pid_t tid);
     void on_exec(pid_t tid);
     void on_exit_stop(pid_t tid);
     void on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage);
-    void adopt_held_tasks(pid_t exiting_tgid);
+    void hold(pid_t tid);
+    void adopt_held();
+    bool root_has_copy(int sig) const;
     void resume(pid_t tid, int sig = 0) { actions_.push_back(Action{tid, Action::Kind::Resume, sig}); }
     void apply();  // the one place that resumes tasks
-    void kill_everything();
+    void kill_all();
+    void kill_everything_now();
 
     RunContext* context_ = nullptr;
+    std::optional<Forwarder> forwarder_;
     pid_t root_pid_ = 0;
     int report_fd_ = -1;
     bool root_exec_seen_ = false;
-    // Tasks whose first stop came before their creator's fork/clone event:
-    // held stopped until the event says what they are.
-    std::unordered_set<pid_t> held_;
+    bool killing_ = false;
+    int64_t next_sample_ns_ = 0;
+    // New processes whose first stop came before their creator's fork event:
+    // held stopped until the event says what they are (pid -> creator's pid),
+    // or until the creator is seen to end without it (killed mid-fork).
+    std::unordered_map<pid_t, pid_t> held_;
     std::vector<Action> actions_;  // queued by handlers, drained by apply()
 };
 
@@ -94,10 +103,12 @@ void PtraceBackend::run(RunContext& context) {
     root_pid_ = launched.pid;
     report_fd_ = launched.report_fd;
     context.recorder.root_started(root_pid_);
+    forwarder_.emplace(context.recorder);
+    forwarder_->set_root(root_pid_);
     try {
         loop();
     } catch (...) {
-        kill_everything();
+        kill_everything_now();
         if (report_fd_ >= 0) ::close(report_fd_);
         throw;
     }
@@ -110,8 +121,21 @@ void PtraceBackend::loop() {
     // With many threads about, wait4's rusage is asked for only when reaping.
     constexpr size_t kManyThreads = 16;
     for (;;) {
-        if (signals.take_tick()) recorder.tick();
-        forward_received(signals.take_received(), recorder, root_pid_);
+        if (signals.take_tick()) {
+            if (context_->sample_interval_ns > 0 && recorder.now_ns() >= next_sample_ns_) {
+                recorder.tick();
+                next_sample_ns_ = recorder.now_ns() + context_->sample_interval_ns;
+            }
+            if (!held_.empty()) adopt_held();
+            apply();
+        }
+        forwarder_->handle(signals.take_received(), [this](int sig) { return root_has_copy(sig); });
+        if (auto deadline = forwarder_->deadline_ns(); deadline && !killing_ && recorder.now_ns() >= *deadline) {
+            // Asked to stop after the command ended: what still runs is
+            // killed, and its exit stops are measured as any other.
+            recorder.warn(Warning{Warning::Kind::SurvivorsKilled, 0, recorder.table().live_count(), 0, 0, {}});
+            kill_all();
+        }
         const ProcessTable& table = recorder.table();
         const bool many_threads = table.task_count() > table.live_count() + kManyThreads;
         const os::WaitResult w = signals.wait_any(many_threads);
@@ -149,7 +173,7 @@ void PtraceBackend::dispatch(pid_t tid, WaitStatus ws, const std::optional<rusag
     TaskEntry* task = context_->recorder.table().task(tid);
     if (!task) {
         if (kind == StopKind::EventStop || kind == StopKind::GroupStop) {
-            held_.insert(tid);  // first stop before the creator's event: hold it
+            hold(tid);  // first stop before the creator's event
         } else {
             resume(tid, kind == StopKind::SignalDelivery ? ws.signal() : 0);
         }
@@ -165,6 +189,7 @@ void PtraceBackend::dispatch(pid_t tid, WaitStatus ws, const std::optional<rusag
             actions_.push_back(Action{tid, Action::Kind::Listen, 0});
             return;
         case StopKind::SignalDelivery:
+            if (tid == root_pid_) forwarder_->root_delivered(ws.signal());
             resume(tid, ws.signal());  // re-inject exactly once
             return;
         case StopKind::Fork:
@@ -173,8 +198,7 @@ void PtraceBackend::dispatch(pid_t tid, WaitStatus ws, const std::optional<rusag
             on_new_task_event(tid, kind);
             return;
         case StopKind::Seccomp:
-            context_->recorder.exec_entry(tid);
-            resume(tid);
+            on_seccomp(tid);
             return;
         case StopKind::Exec:
             on_exec(tid);
@@ -210,6 +234,35 @@ void PtraceBackend::on_first_stop(pid_t tid) {
     resume(tid);
 }
 
+void PtraceBackend::on_seccomp(pid_t tid) {
+    unsigned long data = 0;
+    if (::ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &data) != 0) {
+        resume(tid);
+        return;
+    }
+    switch (static_cast<StopTag>(data)) {
+        case StopTag::Exec:
+            context_->recorder.exec_entry(tid);
+            break;
+        case StopTag::Untraced:
+        case StopTag::Clone3:
+            clear_clone_untraced(tid, static_cast<StopTag>(data) == StopTag::Clone3);
+            break;
+        case StopTag::Strict:
+            context_->recorder.warn(Warning{Warning::Kind::StrictSeccomp, tid, 0, 0, EINVAL, {}});
+            log::warn("pid {} asks for seccomp strict mode, which the kernel refuses (EINVAL) to a program "
+                      "under max_rss's ptrace backend: measure it with --backend sample",
+                      tid);
+            break;
+        default:
+            // A SECCOMP_RET_TRACE of the program's own filter: without max_rss
+            // nobody would trace it, and the kernel fails the call with ENOSYS.
+            fail_syscall(tid, ENOSYS);
+            break;
+    }
+    resume(tid);
+}
+
 void PtraceBackend::on_exec(pid_t tid) {
     unsigned long former = 0;
     ::ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &former);
@@ -224,35 +277,39 @@ void PtraceBackend::on_exec(pid_t tid) {
 }
 
 void PtraceBackend::on_exit_stop(pid_t tid) {
-    Recorder& recorder = context_->recorder;
-    recorder.task_exiting(tid);
-    // A held child whose creating process is ending will not get its fork
-    // event if the creator was SIGKILLed in the middle of fork.
-    if (!held_.empty()) {
-        if (const TaskEntry* task = recorder.table().task(tid)) {
-            const Process& proc = recorder.table().process(task->process);
-            const LiveProcess* live = recorder.table().live(proc.pid);
-            if (!live || live->live_tasks == 0) adopt_held_tasks(proc.pid);
-        }
-    }
+    context_->recorder.task_exiting(tid);
+    if (!held_.empty()) adopt_held();
     resume(tid);
 }
 
-// A task held at its first stop whose creator is exiting will never see its
-// creator's fork event (a SIGKILLed parent skips it): identify it from /proc.
-void PtraceBackend::adopt_held_tasks(pid_t exiting_tgid) {
-    Recorder& recorder = context_->recorder;
-    const std::vector<pid_t> held(held_.begin(), held_.end());
-    for (pid_t tid : held) {
-        auto st = procfs::read_status(tid);
-        if (!st || !st->tgid) continue;
-        if (*st->tgid != tid) {
-            recorder.thread_adopted(tid, *st->tgid);
-        } else {
-            if (!st->ppid || *st->ppid != exiting_tgid) continue;
-            recorder.process_adopted(tid, exiting_tgid, false);
+// A new task's first stop came before its creator's fork/clone event. A
+// thread is known for what it is (its thread group, from /proc): it is taken
+// in at once. A process is held until its creator's event says whether it
+// shares its creator's memory, or until the creator is seen to end without
+// that event (SIGKILLed in the middle of fork): then it is a fork.
+void PtraceBackend::hold(pid_t tid) {
+    const auto st = procfs::read_status(tid);
+    if (st && st->tgid && *st->tgid != tid) {
+        context_->recorder.thread_adopted(tid, *st->tgid);
+        if (context_->recorder.table().task(tid)) {
+            on_first_stop(tid);
+            return;
         }
-        if (!recorder.table().task(tid)) continue;
+    }
+    held_[tid] = st && st->ppid ? *st->ppid : 0;
+    adopt_held();
+}
+
+void PtraceBackend::adopt_held() {
+    Recorder& recorder = context_->recorder;
+    std::vector<pid_t> adopted;
+    for (const auto& [tid, creator] : held_) {
+        const LiveProcess* live = creator != 0 ? recorder.table().live(creator) : nullptr;
+        if (live && live->live_tasks > 0) continue;  // its creator may still report the event
+        recorder.process_adopted(tid, creator, false);
+        adopted.push_back(tid);
+    }
+    for (pid_t tid : adopted) {
         held_.erase(tid);
         on_first_stop(tid);
     }
@@ -260,6 +317,7 @@ void PtraceBackend::adopt_held_tasks(pid_t exiting_tgid) {
 
 void PtraceBackend::on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage) {
     held_.erase(tid);
+    if (!held_.empty()) adopt_held();
     ExitStatus exit;
     if (ws.kind() == StopKind::Exited) {
         exit.code = ws.code();
@@ -277,12 +335,33 @@ void PtraceBackend::on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusa
     }
 }
 
-void PtraceBackend::kill_everything() {
+bool PtraceBackend::root_has_copy(int sig) const {
+    if (signal_pending(root_pid_, sig)) return true;
+    // Dequeued already: its delivery stop waits in our queue.
+    siginfo_t info{};
+    return ::waitid(P_PID, static_cast<id_t>(root_pid_), &info, WSTOPPED | WNOHANG | WNOWAIT | __WALL) == 0 &&
+           info.si_pid == root_pid_ && info.si_code == CLD_TRAPPED && info.si_status == sig;
+}
+
+// SIGKILL for every task; the loop goes on, measures their exit stops and
+// reaps them.
+void PtraceBackend::kill_all() {
+    killing_ = true;
     for (const auto& [tid, task] : context_->recorder.table().tasks()) ::kill(tid, SIGKILL);
-    for (pid_t tid : held_) ::kill(tid, SIGKILL);
-    // Drain: every tracee reports its death to us (we trace them all).
+    for (const auto& [tid, creator] : held_) ::kill(tid, SIGKILL);
+}
+
+// For when the loop cannot go on (max_rss's own failure): SIGKILL for every
+// task, then drain. A SIGKILLed tracee still stops at its exit (since Linux
+// 6.1 it stays there until resumed), so every stop is resumed.
+void PtraceBackend::kill_everything_now() {
+    kill_all();
     int status = 0;
-    while (::waitpid(-1, &status, __WALL) > 0 || errno == EINTR) {
+    for (;;) {
+        const pid_t pid = ::waitpid(-1, &status, __WALL);
+        if (pid < 0 && errno == EINTR) continue;
+        if (pid < 0) break;
+        if (WIFSTOPPED(status)) ::ptrace(PTRACE_CONT, pid, nullptr, nullptr);
     }
 }
 

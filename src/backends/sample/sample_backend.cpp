@@ -13,6 +13,7 @@
 #include <max_rss/report/words.hpp>
 
 #include <dirent.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,6 +80,9 @@ void SampleBackend::run(RunContext& context) {
         log::warn("cannot trace ({}): measuring by sampling /proc instead; the report is marked degraded",
                   describe_ptrace_refusal(why.seize_errno));
     }
+    // Orphans reparent to max_rss, which can then wait for them (wait4's
+    // ru_maxrss covers their last moments).
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     root_pid_ = launched_->pid;
     // Without ptrace the exec is not seen: wait for it (the report pipe closes
     // on exec) or for the child's report of why it failed.
@@ -88,11 +92,24 @@ void SampleBackend::run(RunContext& context) {
         os::throw_launch_error(context.argv.at(0), report.exec_errno);
     }
     recorder.root_started(root_pid_, true);
-    if (context.sample_interval_ns <= 0) context.signals.set_tick_ns(kDefaultPeriodNs);
-    poll();
+    Forwarder forwarder(recorder);
+    forwarder.set_root(root_pid_);
+    const int64_t period_ns = context.sample_interval_ns > 0 ? context.sample_interval_ns : kDefaultPeriodNs;
+    if (context.sample_interval_ns <= 0) context.signals.set_tick_ns(period_ns);
+    int64_t next_poll_ns = 0;
+    bool killing = false;
     for (;;) {
-        if (context.signals.take_tick()) poll();
-        forward_received(context.signals.take_received(), recorder, root_pid_);
+        if (recorder.now_ns() >= next_poll_ns) {
+            poll();
+            next_poll_ns = recorder.now_ns() + period_ns;
+        }
+        context.signals.take_tick();
+        forwarder.handle(context.signals.take_received(), [this](int sig) { return signal_pending(root_pid_, sig); });
+        if (auto deadline = forwarder.deadline_ns(); deadline && !killing && recorder.now_ns() >= *deadline) {
+            recorder.warn(Warning{Warning::Kind::SurvivorsKilled, 0, recorder.table().live_count(), 0, 0, {}});
+            for (const auto& [pid, live] : recorder.table().live_processes()) ::kill(pid, SIGKILL);
+            killing = true;
+        }
         const os::WaitResult w = context.signals.wait_any(false);
         if (w.kind == os::WaitResult::Kind::NoChildren) break;
         if (w.kind == os::WaitResult::Kind::Interrupted || !w.status.is_terminal()) continue;

@@ -1,0 +1,47 @@
+#include "syscall_edit.hpp"
+
+#include <linux/sched.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+
+#include <cstdint>
+
+namespace max_rss::ptrace_backend {
+
+#if defined(__x86_64__)
+
+bool clear_clone_untraced(pid_t tid, bool clone3) {
+    user_regs_struct regs{};
+    if (::ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0) return false;
+    if (!clone3) {
+        if (!(regs.rdi & CLONE_UNTRACED)) return false;
+        regs.rdi &= ~static_cast<unsigned long long>(CLONE_UNTRACED);
+        return ::ptrace(PTRACE_SETREGS, tid, nullptr, &regs) == 0;
+    }
+    // struct clone_args starts with the u64 flags.
+    uint64_t flags = 0;
+    iovec local{&flags, sizeof flags};
+    iovec remote{reinterpret_cast<void*>(regs.rdi), sizeof flags};
+    if (regs.rsi < sizeof flags || ::process_vm_readv(tid, &local, 1, &remote, 1, 0) != sizeof flags) return false;
+    if (!(flags & CLONE_UNTRACED)) return false;
+    flags &= ~static_cast<uint64_t>(CLONE_UNTRACED);
+    return ::process_vm_writev(tid, &local, 1, &remote, 1, 0) == sizeof flags;
+}
+
+bool fail_syscall(pid_t tid, int err) {
+    user_regs_struct regs{};
+    if (::ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0) return false;
+    regs.orig_rax = static_cast<unsigned long long>(-1);  // skip it
+    regs.rax = static_cast<unsigned long long>(-static_cast<long long>(err));
+    return ::ptrace(PTRACE_SETREGS, tid, nullptr, &regs) == 0;
+}
+
+#else
+
+bool clear_clone_untraced(pid_t, bool) { return false; }
+bool fail_syscall(pid_t, int) { return false; }
+
+#endif
+
+}  // namespace max_rss::ptrace_backend
