@@ -35,7 +35,9 @@ std::string shell_join(std::span<const std::string> argv);
 // Normalizes a parsed report; source names it in error messages.
 //  - "kind": "run": one entry: shell_join("command") and "peak"."tree_bytes".
 //  - "kind": "bench": one entry per "results"[i]: "command", "name" (string or
-//    null/absent) and "peak_bytes"."median" (rounded to a whole byte). A
+//    null/absent) and "peak_bytes"."median" (rounded to a whole byte).
+//  Texts are read with get_text()/get_texts(): the exact bytes of
+//  "command_base64" and "name_base64" when there. A
 //    "schema_version" above 1 is refused.
 // Throws ReportError, e.g.
 //   BASE.json: not a max_rss report (not a JSON object)

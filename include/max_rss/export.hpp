@@ -16,7 +16,8 @@ enum class ExportFormat { Json, Markdown, Csv };
 
 // JSON, schema version 1, keys in this order, two-space indent, final newline:
 //   {"schema_version": 1, "kind": "bench", "results": [{
-//      "command": "...", "name": "..." or null,
+//      "command": "...", "name": "..." or null,  (put_text(): valid UTF-8, plus
+//                                                 "command_base64"/"name_base64" when not)
 //      "runs": [{"peak_bytes": N, "ru_maxrss_bytes": N or null,
 //                "exit_code": N, "wall_seconds": X}, ...],
 //      "peak_bytes": {"mean": X, "stddev": X, "median": X, "min": X, "max": X},
@@ -28,7 +29,8 @@ std::string export_json(std::span<const BenchResult> results);
 // decimal:
 //   | Command | Peak mean ± σ [MiB] | Median [MiB] | Min [MiB] | Max [MiB] | ru_maxrss median [MiB] | Relative |
 // The command cell is display_name() as a code span (fenced with more
-// backticks than it contains, '|' escaped as "\|", line breaks as spaces).
+// backticks than it contains, '|' escaped as "\|", line breaks as spaces,
+// bytes that are not UTF-8 as U+FFFD).
 // "ru_maxrss median" is "n/a" when no run has it. Relative is the mean peak
 // over the smallest mean peak: "1.00" for that row, "1.93 ± 0.05" for others
 // (see ratio() in stats.hpp), "n/a" when the smallest mean peak is 0.
@@ -36,7 +38,8 @@ std::string export_markdown(std::span<const BenchResult> results);
 
 // CSV (RFC 4180 quoting, "\n" line ends): a header, then one row per result:
 //   command,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs
-// command is the command (not the name); ru_maxrss_median_bytes is empty when
+// command is the command (not the name), its bytes exactly as given (CSV is
+// bytes, not necessarily UTF-8); ru_maxrss_median_bytes is empty when
 // no run has it. Numbers are the shortest text that reads back exactly
 // ("104857600", "1536.5").
 std::string export_csv(std::span<const BenchResult> results);

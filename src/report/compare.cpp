@@ -1,5 +1,6 @@
 #include <max_rss/compare.hpp>
 
+#include <max_rss/json_text.hpp>
 #include <max_rss/size.hpp>
 
 #include <fmt/format.h>
@@ -65,18 +66,16 @@ const nlohmann::json* member(const nlohmann::json& object, const char* key) {
 }
 
 MeasuredPeak read_run_report(const nlohmann::json& report, std::string_view source) {
-    const nlohmann::json* command = member(report, "command");
-    if (command == nullptr || !command->is_array() || command->empty() ||
-        !std::all_of(command->begin(), command->end(), [](const nlohmann::json& word) { return word.is_string(); })) {
-        fail(source, "run report has no \"command\" array of strings");
-    }
+    // The exact bytes (command_base64) when the command was not UTF-8.
+    const auto command = get_texts(report, "command");
+    if (!command || command->empty()) fail(source, "run report has no \"command\" array of strings");
     const nlohmann::json* peak = member(report, "peak");
     const nlohmann::json* tree_bytes = peak == nullptr ? nullptr : member(*peak, "tree_bytes");
     const auto bytes = tree_bytes == nullptr ? std::nullopt : byte_count(*tree_bytes);
     if (!bytes) fail(source, "run report has no \"peak.tree_bytes\" byte count");
 
     MeasuredPeak measured;
-    measured.command = shell_join(command->get<std::vector<std::string>>());
+    measured.command = shell_join(*command);
     measured.peak_bytes = *bytes;
     return measured;
 }
@@ -95,10 +94,8 @@ std::vector<MeasuredPeak> read_bench_report(const nlohmann::json& report, std::s
     std::vector<MeasuredPeak> measured;
     for (size_t i = 0; i < results->size(); ++i) {
         const nlohmann::json& result = (*results)[i];
-        const nlohmann::json* command = member(result, "command");
-        if (command == nullptr || !command->is_string()) {
-            fail(source, fmt::format("results[{}] has no \"command\" string", i));
-        }
+        const auto command = get_text(result, "command");
+        if (!command) fail(source, fmt::format("results[{}] has no \"command\" string", i));
         const nlohmann::json* name = member(result, "name");
         if (name != nullptr && !name->is_null() && !name->is_string()) {
             fail(source, fmt::format("results[{}] has a \"name\" that is not a string", i));
@@ -109,8 +106,8 @@ std::vector<MeasuredPeak> read_bench_report(const nlohmann::json& report, std::s
         if (!bytes) fail(source, fmt::format("results[{}] has no \"peak_bytes.median\" byte count", i));
 
         MeasuredPeak entry;
-        entry.command = command->get<std::string>();
-        if (name != nullptr && name->is_string()) entry.name = name->get<std::string>();
+        entry.command = *command;
+        if (name != nullptr && name->is_string()) entry.name = *get_text(result, "name");
         entry.peak_bytes = *bytes;
         measured.push_back(std::move(entry));
     }

@@ -3,7 +3,9 @@
 #include <ostream>
 #include <streambuf>
 
+#include <max_rss/json_text.hpp>
 #include <max_rss/stats.hpp>
+#include <max_rss/utf8.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -35,8 +37,10 @@ nlohmann::ordered_json summary_json(const Summary& summary) {
     return json;
 }
 
-// text as a GFM table cell holding one code span.
-std::string markdown_code_cell(std::string_view text) {
+// text as a GFM table cell holding one code span. Markdown is for reading:
+// bytes that are not UTF-8 become U+FFFD.
+std::string markdown_code_cell(std::string_view raw) {
+    const std::string text = to_valid_utf8(raw);
     std::string content;
     size_t longest_backtick_run = 0;
     size_t run = 0;
@@ -91,8 +95,12 @@ std::string export_json(std::span<const BenchResult> results) {
     root["results"] = nlohmann::ordered_json::array();
     for (const BenchResult& result : results) {
         nlohmann::ordered_json entry;
-        entry["command"] = result.command;
-        entry["name"] = result.name.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(result.name);
+        put_text(entry, "command", result.command);
+        if (result.name.empty()) {
+            entry["name"] = nullptr;
+        } else {
+            put_text(entry, "name", result.name);
+        }
         entry["runs"] = nlohmann::ordered_json::array();
         for (const BenchRun& run : result.runs) {
             nlohmann::ordered_json run_json;

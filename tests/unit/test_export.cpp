@@ -1,5 +1,7 @@
 #include <max_rss/export.hpp>
 
+#include "../e2e/temp_dir.hpp"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -22,6 +24,7 @@ namespace fs = std::filesystem;
 using max_rss::BenchResult;
 using max_rss::BenchRun;
 using max_rss::ExportTarget;
+using max_rss::test::TempDir;
 
 namespace {
 
@@ -64,27 +67,6 @@ std::string read_file(const fs::path& path) {
 }
 
 fs::path expected_path(const char* name) { return fs::path(MAX_RSS_TEST_DATA_DIR) / "export" / name; }
-
-// A fresh empty directory, removed at scope exit.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        std::string pattern = (fs::temp_directory_path() / "max_rss_export_XXXXXX").string();
-        REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-        path = pattern;
-    }
-    ~TempDir() {
-        std::error_code ignored;
-        fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ignored);
-        fs::remove_all(path, ignored);
-    }
-    [[nodiscard]] std::vector<std::string> entries() const {
-        std::vector<std::string> names;
-        for (const auto& entry : fs::directory_iterator(path)) names.push_back(entry.path().filename().string());
-        std::sort(names.begin(), names.end());
-        return names;
-    }
-};
 
 // Runs body with stdout sent to a file and returns what it printed.
 template <typename Body>
