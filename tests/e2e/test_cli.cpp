@@ -201,9 +201,12 @@ TEST_CASE("SIGTERM, SIGINT, SIGHUP, SIGQUIT to max_rss reach the program and the
     const std::string out = temp_path("sig.out"), err = temp_path("sig.err");
     pid_t pid = spawn_max_rss({"-q", "-o", report, "--", fixture("touch"), "20", "20000"}, out, err);
     // Wait until the program runs (its memory touched), then signal max_rss.
+    // The comm tells it from max_rss's own child before exec, which also
+    // sleeps ('S') while it waits to be released.
     REQUIRE(eventually([&] {
         auto kids = children_of(pid);
-        return !kids.empty() && process_state(kids[0]) == 'S';
+        return !kids.empty() && process_state(kids[0]) == 'S' &&
+               read_text_file("/proc/" + std::to_string(kids[0]) + "/comm") == "touch\n";
     }));
     REQUIRE(::kill(pid, sig) == 0);
     CHECK(wait_exit_code(pid, 10) == 128 + sig);
