@@ -10,7 +10,9 @@
 #include <system_error>
 #include <vector>
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 namespace max_rss::test {
 
@@ -34,6 +36,17 @@ struct TempDir {
 
     // The path of name inside the directory, as a string.
     [[nodiscard]] std::string operator/(const std::string& name) const { return (path / name).string(); }
+
+    // Makes a FIFO called name in the directory and returns a reader's
+    // descriptor on it, opened first (a non-blocking open for reading does
+    // not wait for a writer), so that a writer's open does not block.
+    [[nodiscard]] int make_fifo_with_reader(const std::string& name) const {
+        const std::string fifo = (path / name).string();
+        REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+        const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        REQUIRE(reader >= 0);
+        return reader;
+    }
 
     // The names in the directory, sorted.
     [[nodiscard]] std::vector<std::string> entries() const {

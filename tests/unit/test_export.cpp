@@ -207,16 +207,16 @@ TEST_CASE("ExportTarget: an existing file is replaced, not appended to", "[expor
     CHECK(read_file(file) == "new\n");
 }
 
-TEST_CASE("ExportTarget: unused temporary file is removed", "[export]") {
+TEST_CASE("ExportTarget: nothing is created before the first write", "[export]") {
     TempDir dir;
     {
         ExportTarget target((dir.path / "out.md").string());
-        CHECK(dir.entries().size() == 1);  // the temporary file that proves the path works
+        CHECK(dir.entries().empty());  // the path was checked without a file anyone could see
     }
     CHECK(dir.entries().empty());
 }
 
-TEST_CASE("ExportTarget: moving keeps one owner of the temporary file", "[export]") {
+TEST_CASE("ExportTarget: a moved target writes where the original would have", "[export]") {
     TempDir dir;
     const fs::path file = dir.path / "out.md";
     ExportTarget first(file.string());
