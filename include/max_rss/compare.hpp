@@ -25,6 +25,10 @@ struct MeasuredPeak {
     std::string command;  // a shell command line
     std::string name;     // the bench display name; empty when none
     uint64_t peak_bytes = 0;
+    // Runs that were sampled, not traced (ptrace unavailable): their peaks
+    // may be low. A run report is one run; a bench export says how many.
+    size_t degraded_runs = 0;
+    size_t runs = 1;
 };
 
 // Joins argv into one shell command line, quoting only the words that need it
@@ -36,6 +40,8 @@ std::string shell_join(std::span<const std::string> argv);
 //  - "kind": "run": one entry: shell_join("command") and "peak"."tree_bytes".
 //  - "kind": "bench": one entry per "results"[i]: "command", "name" (string or
 //    null/absent) and "peak_bytes"."median" (rounded to a whole byte).
+//  degraded_runs: a run report's "degraded" (true: 1 of 1), a bench result's
+//  "degraded_runs" (of the size of its "runs").
 //  Texts are read with get_text()/get_texts(): the exact bytes of
 //  "command_base64" and "name_base64" when there. A
 //    "schema_version" above 1 is refused.
@@ -60,6 +66,12 @@ std::vector<MeasuredPeak> parse_report(std::string_view text, std::string_view s
 // Reads the file at path and parse_report()s it with path as the source.
 // Throws ReportError: "PATH: cannot read: <strerror>".
 std::vector<MeasuredPeak> load_report(const std::string& path);
+
+// One line per entry of peaks with degraded runs, for stderr (no line end):
+//   "NEW.json: ./touch 50: 2 of 5 runs degraded (sampled, not traced): its peak may be low"
+//   "NEW.json: ./touch 50: a degraded run (sampled, not traced): its peak may be low"
+// source names the report; entries are named by their label (name, else command).
+std::vector<std::string> degraded_warnings(std::span<const MeasuredPeak> peaks, std::string_view source);
 
 struct CompareRow {
     std::string label;         // the name when BASE has one, else BASE's command

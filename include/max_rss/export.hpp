@@ -21,9 +21,10 @@ enum class ExportFormat { Json, Markdown, Csv };
 //      "command": "...", "name": "..." or null,  (put_text(): valid UTF-8, plus
 //                                                 "command_base64"/"name_base64" when not)
 //      "runs": [{"peak_bytes": N, "ru_maxrss_bytes": N or null,
-//                "exit_code": N, "wall_seconds": X}, ...],
+//                "exit_code": N, "wall_seconds": X, "degraded": bool}, ...],
 //      "peak_bytes": {"mean": X, "stddev": X, "median": X, "min": X, "max": X},
-//      "ru_maxrss_bytes": {the same over the runs that have one} or null}, ...]}
+//      "ru_maxrss_bytes": {the same over the runs that have one} or null,
+//      "degraded_runs": N, "warnings": ["...", ...]}, ...]}
 // Summary statistics are always JSON floating-point numbers, in bytes.
 std::string export_json(std::span<const BenchResult> results);
 
@@ -36,14 +37,17 @@ std::string export_json(std::span<const BenchResult> results);
 // "ru_maxrss median" is "n/a" when no run has it. Relative is the mean peak
 // over the smallest mean peak: "1.00" for that row, "1.93 ± 0.05" for others
 // (see ratio() in stats.hpp), "n/a" when the smallest mean peak is 0.
+// When a result has degraded runs or warnings, a list follows the table:
+//   "\nWarnings:\n\n- `NAME`: 2 of 5 runs degraded (...)\n- `NAME`: <warning>\n"
 std::string export_markdown(std::span<const BenchResult> results);
 
 // CSV (RFC 4180 quoting, "\n" line ends): a header, then one row per result:
-//   command,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs
+//   command,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs,
+//   degraded_runs,warnings
 // command is the command (not the name), its bytes exactly as given (CSV is
 // bytes, not necessarily UTF-8); ru_maxrss_median_bytes is empty when
 // no run has it. Numbers are the shortest text that reads back exactly
-// ("104857600", "1536.5").
+// ("104857600", "1536.5"). warnings are the result's, one per line of the field.
 std::string export_csv(std::span<const BenchResult> results);
 
 // The exporter for format.

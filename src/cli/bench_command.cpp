@@ -264,13 +264,8 @@ int run_bench(Plan& plan) {
             return e.exit_code;
         }
         console.clear_progress();
-        std::string text = format_bench_statistics(outcome.result, console.color());
-        if (outcome.failed_runs > 0) {
-            text += fmt::format("  Warning: {} of {} runs exited with a non-zero code (ignored: -i)\n",
-                                outcome.failed_runs, outcome.result.runs.size());
-        }
-        for (const std::string& warning : outcome.warnings) text += fmt::format("  Warning: {}\n", warning);
-        console.print(text + "\n");
+        console.print(format_bench_statistics(outcome.result, console.color()) +
+                      format_bench_warnings(outcome.result, outcome.failed_runs) + "\n");
         results.push_back(std::move(outcome.result));
         write_exports(plan, results, console, false);
     }

@@ -103,6 +103,10 @@ Action add_compare_command(CLI::App& app, const std::optional<std::vector<std::s
             std::fprintf(stderr, "max_rss: compare: %s\n", e.what());
             return exit_code::usage;
         }
+        for (const auto& [peaks, source] : {std::pair{&base, &args->base}, std::pair{&after, &args->after}}) {
+            for (const std::string& line : degraded_warnings(*peaks, *source))
+                std::fprintf(stderr, "max_rss: compare: warning: %s\n", line.c_str());
+        }
         CompareResult result = compare_reports(base, after, *threshold);
         if (result.rows.empty() && base.size() == 1 && after.size() == 1) {
             // Two reports of one command each: the user chose what to compare,

@@ -77,6 +77,8 @@ MeasuredPeak read_run_report(const nlohmann::json& report, std::string_view sour
     MeasuredPeak measured;
     measured.command = shell_join(*command);
     measured.peak_bytes = *bytes;
+    const nlohmann::json* degraded = member(report, "degraded");
+    measured.degraded_runs = degraded != nullptr && degraded->is_boolean() && degraded->get<bool>() ? 1 : 0;
     return measured;
 }
 
@@ -109,6 +111,12 @@ std::vector<MeasuredPeak> read_bench_report(const nlohmann::json& report, std::s
         entry.command = *command;
         if (name != nullptr && name->is_string()) entry.name = *get_text(result, "name");
         entry.peak_bytes = *bytes;
+        // Exports from before degraded_runs had no degraded runs to count.
+        const nlohmann::json* runs = member(result, "runs");
+        entry.runs = runs != nullptr && runs->is_array() ? runs->size() : 0;
+        if (const nlohmann::json* count = member(result, "degraded_runs")) {
+            entry.degraded_runs = byte_count(*count).value_or(0);
+        }
         measured.push_back(std::move(entry));
     }
     return measured;
@@ -198,6 +206,19 @@ std::vector<MeasuredPeak> load_report(const std::string& path) {
     // A directory opens fine and fails on read (EISDIR).
     if (std::ferror(file.get())) fail(path, fmt::format("cannot read: {}", std::strerror(errno)));
     return parse_report(text, path);
+}
+
+std::vector<std::string> degraded_warnings(std::span<const MeasuredPeak> peaks, std::string_view source) {
+    std::vector<std::string> lines;
+    for (const MeasuredPeak& peak : peaks) {
+        if (peak.degraded_runs == 0) continue;
+        const std::string what = peak.runs > 1 || peak.degraded_runs > 1
+                                     ? fmt::format("{} of {} runs degraded", peak.degraded_runs, peak.runs)
+                                     : "a degraded run";
+        lines.push_back(fmt::format("{}: {}: {} (sampled, not traced): its peak may be low", source,
+                                    label_of(peak), what));
+    }
+    return lines;
 }
 
 CompareResult compare_reports(std::span<const MeasuredPeak> base, std::span<const MeasuredPeak> after,

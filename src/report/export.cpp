@@ -3,6 +3,7 @@
 #include <ostream>
 #include <streambuf>
 
+#include <max_rss/bench.hpp>
 #include <max_rss/json_text.hpp>
 #include <max_rss/standard_fds.hpp>
 #include <max_rss/stats.hpp>
@@ -40,9 +41,9 @@ nlohmann::ordered_json summary_json(const Summary& summary) {
     return json;
 }
 
-// text as a GFM table cell holding one code span. Markdown is for reading:
-// bytes that are not UTF-8 become U+FFFD.
-std::string markdown_code_cell(std::string_view raw) {
+// text as one CommonMark code span, on one line; in_table escapes '|' as GFM
+// tables need. Markdown is for reading: bytes that are not UTF-8 become U+FFFD.
+std::string markdown_code_span(std::string_view raw, bool in_table) {
     const std::string text = to_valid_utf8(raw);
     std::string content;
     size_t longest_backtick_run = 0;
@@ -64,7 +65,7 @@ std::string markdown_code_cell(std::string_view raw) {
     std::string cell = fence;
     for (char c : content) {
         // GFM splits cells on '|' even inside code spans unless it is escaped.
-        if (c == '|') cell += '\\';
+        if (c == '|' && in_table) cell += '\\';
         cell += c;
     }
     return cell + fence;
@@ -112,11 +113,15 @@ std::string export_json(std::span<const BenchResult> results) {
                 run.ru_maxrss_bytes ? nlohmann::ordered_json(*run.ru_maxrss_bytes) : nlohmann::ordered_json();
             run_json["exit_code"] = run.exit_code;
             run_json["wall_seconds"] = run.wall_seconds;
+            run_json["degraded"] = run.degraded;
             entry["runs"].push_back(std::move(run_json));
         }
         entry["peak_bytes"] = summary_json(summarize_peak_bytes(result));
         const auto ru_maxrss = summarize_ru_maxrss_bytes(result);
         entry["ru_maxrss_bytes"] = ru_maxrss ? summary_json(*ru_maxrss) : nlohmann::ordered_json();
+        entry["degraded_runs"] = count_degraded_runs(result);
+        entry["warnings"] = nlohmann::ordered_json::array();
+        for (const std::string& warning : result.warnings) entry["warnings"].push_back(to_valid_utf8(warning));
         root["results"].push_back(std::move(entry));
     }
     return root.dump(2) + "\n";
@@ -136,21 +141,39 @@ std::string export_markdown(std::span<const BenchResult> results) {
             const auto r = ratio(peak, peaks[reference]);
             relative = r ? fmt::format("{:.2f} ± {:.2f}", r->value, r->stddev) : "n/a";
         }
-        out += fmt::format("| {} | {} ± {} | {} | {} | {} | {} | {} |\n", markdown_code_cell(display_name(results[i])),
-                           mib(peak.mean), mib(peak.stddev), mib(peak.median), mib(peak.min), mib(peak.max),
+        out += fmt::format("| {} | {} ± {} | {} | {} | {} | {} | {} |\n",
+                           markdown_code_span(display_name(results[i]), true), mib(peak.mean), mib(peak.stddev),
+                           mib(peak.median), mib(peak.min), mib(peak.max),
                            ru_maxrss ? mib(ru_maxrss->median) : "n/a", relative);
     }
+    std::string notes;
+    for (const BenchResult& result : results) {
+        const std::string name = markdown_code_span(display_name(result), false);
+        if (const std::string degraded = describe_degraded_runs(result); !degraded.empty()) {
+            notes += fmt::format("- {}: {}\n", name, degraded);
+        }
+        for (const std::string& warning : result.warnings) {
+            std::string line = to_valid_utf8(warning);
+            std::replace(line.begin(), line.end(), '\n', ' ');
+            notes += fmt::format("- {}: {}\n", name, line);
+        }
+    }
+    if (!notes.empty()) out += "\nWarnings:\n\n" + notes;
     return out;
 }
 
 std::string export_csv(std::span<const BenchResult> results) {
-    std::string out = "command,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs\n";
+    std::string out =
+        "command,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs,"
+        "degraded_runs,warnings\n";
     for (const BenchResult& result : results) {
         const Summary peak = summarize_peak_bytes(result);
         const auto ru_maxrss = summarize_ru_maxrss_bytes(result);
-        out += fmt::format("{},{},{},{},{},{},{},{}\n", csv_field(result.command), peak.mean, peak.stddev,
+        std::string warnings;
+        for (const std::string& warning : result.warnings) warnings += (warnings.empty() ? "" : "\n") + warning;
+        out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", csv_field(result.command), peak.mean, peak.stddev,
                            peak.median, peak.min, peak.max, ru_maxrss ? fmt::format("{}", ru_maxrss->median) : "",
-                           result.runs.size());
+                           result.runs.size(), count_degraded_runs(result), csv_field(warnings));
     }
     return out;
 }

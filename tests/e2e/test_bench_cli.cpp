@@ -99,8 +99,9 @@ TEST_CASE("bench: exports to stdout, the human summary stays on stderr", "[bench
     REQUIRE(out.exit_code == 0);
     const std::vector<std::string> csv = lines_of(out.out);
     REQUIRE(csv.size() == 2);
-    CHECK(csv[0] == "command,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs");
-    CHECK(csv[1].ends_with(",2"));
+    CHECK(csv[0] == "command,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs,"
+                    "degraded_runs,warnings");
+    CHECK(csv[1].ends_with(",2,0,"));
     CHECK(out.err.find("Benchmark 1: twenty") != std::string::npos);
 
     const Output quiet = run_max_rss({"bench", "-r", "1", "--style", "none", "--export-json", "-", "true"});

@@ -367,6 +367,41 @@ TEST_CASE("outputs: '-o -' with fd 1 closed is refused before the program runs",
 }
 
 // ---------------------------------------------------------------------------
+// 5. bench keeps degraded runs and warnings; compare warns about them.
+
+TEST_CASE("outputs: bench's degraded runs reach its summary and every export", "[outputs][degraded]") {
+    REQUIRE(fs::exists("/usr/bin/strace"));  // installed by scripts/setup.sh --test
+    TempDir dir;
+    // Under strace -f, max_rss's own PTRACE_SEIZE fails: every run is degraded.
+    const Output out = run_program({"/usr/bin/strace", "-f", "-o", "/dev/null", MAX_RSS_BIN, "bench", "-r", "2",
+                                    "--style", "basic", "--export-json", dir / "b.json", "--export-csv",
+                                    dir / "b.csv", "--export-markdown", dir / "b.md", fixture("touch") + " 10"});
+    INFO(out.err);
+    CHECK(out.exit_code == 0);
+    CHECK(contains(out.err, "  Warning: 2 of 2 runs degraded"));
+    const json exported = json::parse(read_text_file(dir / "b.json"));
+    const json& result = exported["results"][0];
+    CHECK(result["degraded_runs"] == 2);
+    CHECK(result["runs"][0]["degraded"] == true);
+    REQUIRE(result["warnings"].is_array());
+    REQUIRE_FALSE(result["warnings"].empty());
+    CHECK(contains(result["warnings"][0].get<std::string>(), "PTRACE_SEIZE"));
+    const auto csv = lines_of(read_text_file(dir / "b.csv"));
+    REQUIRE(csv.size() >= 2);
+    CHECK(contains(csv[0], ",degraded_runs,warnings"));
+    CHECK(contains(csv[1], ",2,"));
+    CHECK(contains(read_text_file(dir / "b.md"), "2 of 2 runs degraded"));
+
+    SECTION("compare warns about either side") {
+        const Output compared = run_max_rss({"compare", dir / "b.json", dir / "b.json"});
+        CHECK(compared.exit_code == 0);
+        const auto warnings = lines_starting(compared.err, "max_rss: compare: warning: ");
+        CHECK(warnings.size() == 2);  // BASE and NEW
+        CHECK(contains(compared.err, "2 of 2 runs degraded"));
+    }
+}
+
+// ---------------------------------------------------------------------------
 // 6. Empty values, two outputs to one place, a broken stdout.
 
 TEST_CASE("outputs: an empty -o, --plot, --budget or export path is a usage error", "[outputs]") {

@@ -32,7 +32,7 @@ constexpr uint64_t MiB = 1024 * 1024;
 
 // The fixed results behind tests/data/export/expected.*: one plain command,
 // one whose command needs escaping in every format, one named with a single
-// run and no ru_maxrss.
+// run, degraded, with warnings and no ru_maxrss.
 std::vector<BenchResult> fixed_results() {
     BenchResult plain;
     plain.command = "./alloc 100";
@@ -53,7 +53,8 @@ std::vector<BenchResult> fixed_results() {
     BenchResult named;
     named.command = "python3 -c 'x = bytearray(50 << 20)'";
     named.name = "python";
-    named.runs = {BenchRun{50 * MiB + 512, std::nullopt, 137, 0.0625}};
+    named.runs = {BenchRun{50 * MiB + 512, std::nullopt, 137, 0.0625, true}};
+    named.warnings = {"PTRACE_SEIZE: Operation not permitted", "pid 7: no stop could be measured"};
 
     return {plain, tricky, named};
 }
@@ -128,7 +129,8 @@ TEST_CASE("exporters: no results", "[export]") {
     const std::vector<BenchResult> none;
     CHECK(max_rss::export_json(none) == "{\n  \"schema_version\": 1,\n  \"kind\": \"bench\",\n  \"results\": []\n}\n");
     CHECK(max_rss::export_csv(none) ==
-          "command,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs\n");
+          "command,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs,"
+          "degraded_runs,warnings\n");
     CHECK(max_rss::export_markdown(none) ==
           "| Command | Peak mean ± σ [MiB] | Median [MiB] | Min [MiB] | Max [MiB] | ru_maxrss median [MiB] | Relative |\n"
           "|:---|---:|---:|---:|---:|---:|---:|\n");
@@ -172,7 +174,7 @@ TEST_CASE("export_csv: RFC 4180 quoting", "[export]") {
         const std::string csv = max_rss::export_csv(std::vector<BenchResult>{result});
         return csv.substr(csv.find('\n') + 1);
     };
-    CHECK(line_of("true") == "true,1536.5,0.7071067811865476,1536.5,1536,1537,1024,2\n");
+    CHECK(line_of("true") == "true,1536.5,0.7071067811865476,1536.5,1536,1537,1024,2,0,\n");
     CHECK(line_of("a,b").starts_with("\"a,b\",1536.5,"));
     CHECK(line_of("say \"hi\"").starts_with("\"say \"\"hi\"\"\",1536.5,"));
     CHECK(line_of("a\nb").starts_with("\"a\nb\",1536.5,"));
