@@ -491,3 +491,69 @@ TEST_CASE("outputs: the program inherits SIGPIPE's disposition as max_rss got it
     REQUIRE(ignored.exit_code == 0);
     CHECK(sigpipe_ignored(ignored.out));
 }
+
+// ---------------------------------------------------------------------------
+// 7. compare reads bounded input and only what it understands.
+
+TEST_CASE("outputs: compare refuses unknown schema versions", "[outputs][compare_cli]") {
+    TempDir dir;
+    std::ofstream(dir / "v2.json")
+        << R"({"schema_version": 2, "kind": "run", "command": ["x"], "peak": {"tree_bytes": 1}})";
+    std::ofstream(dir / "v1.json")
+        << R"({"schema_version": 1, "kind": "run", "command": ["x"], "peak": {"tree_bytes": 1}})";
+    const Output out = run_max_rss({"compare", dir / "v1.json", dir / "v2.json"});
+    CHECK(out.exit_code == 2);
+    CHECK(out.err == "max_rss: compare: " + (dir / "v2.json") +
+                         ": run report schema_version 2 is newer than this max_rss supports (1)\n");
+    CHECK(out.out.empty());
+}
+
+TEST_CASE("outputs: compare stops at a nesting limit", "[outputs][compare_cli]") {
+    TempDir dir;
+    std::ofstream(dir / "v1.json")
+        << R"({"schema_version": 1, "kind": "run", "command": ["x"], "peak": {"tree_bytes": 1}})";
+    std::ofstream(dir / "deep.json") << std::string(1 << 20, '[');
+    const Output deep = run_max_rss({"compare", dir / "deep.json", dir / "v1.json"});
+    CHECK(deep.exit_code == 2);
+    CHECK(deep.err == "max_rss: compare: " + (dir / "deep.json") +
+                          ": not a max_rss report (nested more than 64 levels deep)\n");
+}
+
+TEST_CASE("outputs: compare stops at a size limit; /dev/zero is not JSON", "[outputs][compare_cli]") {
+    TempDir dir;
+    std::ofstream(dir / "v1.json")
+        << R"({"schema_version": 1, "kind": "run", "command": ["x"], "peak": {"tree_bytes": 1}})";
+    const Output zero = run_max_rss({"compare", "/dev/zero", dir / "v1.json"}, "", 20);
+    CHECK(zero.exit_code == 2);
+    CHECK(zero.err.rfind("max_rss: compare: /dev/zero: not valid JSON: ", 0) == 0);
+
+    // Endless white space from a pipe: the lexer would keep all of it.
+    const Output blank = run_program(
+        {"/bin/sh", "-c", "yes '' | tr '\\n' ' ' | \"$0\" compare - \"$1\"", MAX_RSS_BIN, dir / "v1.json"}, "", 60);
+    CHECK(blank.exit_code == 2);
+    CHECK(blank.err == "max_rss: compare: -: not a max_rss report (more than 1 MiB without a string or number)\n");
+
+    // Endless small tokens in what compare skips: only the size limit ends it.
+    const Output endless = run_program({"/bin/sh", "-c",
+                                        "{ printf '{\"processes\": ['; yes '[1],' | tr -d '\\n'; } | "
+                                        "\"$0\" compare - \"$1\"",
+                                        MAX_RSS_BIN, dir / "v1.json"},
+                                       "", 100);
+    CHECK(endless.exit_code == 2);
+    CHECK(endless.err == "max_rss: compare: -: not a max_rss report (larger than 256 MiB)\n");
+}
+
+TEST_CASE("outputs: compare keeps at most a million values", "[outputs][compare_cli]") {
+    TempDir dir;
+    std::ofstream(dir / "v1.json")
+        << R"({"schema_version": 1, "kind": "run", "command": ["x"], "peak": {"tree_bytes": 1}})";
+    {
+        std::ofstream many(dir / "many.json");
+        many << "{\"schema_version\": 1, \"kind\": \"run\", \"command\": [\"x\"";
+        for (int i = 0; i < 1'000'000; ++i) many << ",\"x\"";
+        many << "], \"peak\": {\"tree_bytes\": 1}}";
+    }
+    const Output out = run_max_rss({"compare", dir / "many.json", dir / "v1.json"});
+    CHECK(out.exit_code == 2);
+    CHECK(out.err == "max_rss: compare: " + (dir / "many.json") + ": not a max_rss report (more than 1000000 values)\n");
+}
