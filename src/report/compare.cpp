@@ -2,6 +2,7 @@
 
 #include <max_rss/json_text.hpp>
 #include <max_rss/size.hpp>
+#include <max_rss/standard_fds.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -366,6 +367,8 @@ std::vector<MeasuredPeak> parse_report(std::string_view text, std::string_view s
 }
 
 std::vector<MeasuredPeak> load_report(const std::string& path) {
+    // A stdin that was closed when max_rss started holds only a placeholder.
+    if (path == "-" && standard_fd_was_closed(STDIN_FILENO)) fail(path, "cannot read: Bad file descriptor");
     const int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) fail(path, fmt::format("cannot read: {}", std::strerror(errno)));
     BoundedFdBuf buffer(fd, kMaxReportBytes);

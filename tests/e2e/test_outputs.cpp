@@ -366,6 +366,13 @@ TEST_CASE("outputs: '-o -' with fd 1 closed is refused before the program runs",
     CHECK(out.err == "max_rss: -o: cannot write export to stdout: Bad file descriptor\n");
 }
 
+TEST_CASE("outputs: 'compare -' with fd 0 closed says so", "[outputs][fds]") {
+    const Output out =
+        run_max_rss_with({"compare", "-", "/dev/null"}, [](int, int) { ::close(0); });
+    CHECK(out.exit_code == 2);
+    CHECK(out.err == "max_rss: compare: -: cannot read: Bad file descriptor\n");
+}
+
 // ---------------------------------------------------------------------------
 // 5. bench keeps degraded runs and warnings; compare warns about them.
 
