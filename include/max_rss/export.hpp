@@ -146,7 +146,7 @@ struct NamedExportTarget {
 // Throws std::runtime_error with one line when two of targets write to the
 // same place (ExportTarget::same_destination), naming the first such pair:
 //   -o and --plot write to the same file 'PATH'    (PATH as the second gave it)
-//   -o and --plot both write to stdout             (or stderr)
+//   -o and --plot both write to stdout             (when one of them is "-")
 void check_distinct_destinations(std::span<const NamedExportTarget> targets);
 
 }  // namespace max_rss

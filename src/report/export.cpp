@@ -359,9 +359,7 @@ void check_distinct_destinations(std::span<const NamedExportTarget> targets) {
             const ExportTarget& b = *targets[second].target;
             if (!a.same_destination(b)) continue;
             const auto options = fmt::format("{} and {}", targets[first].option, targets[second].option);
-            if (a.path() == "-" || b.path() == "-") {
-                throw std::runtime_error(fmt::format("{} both write to {}", options, a.is_stdout() ? "stdout" : "stderr"));
-            }
+            if (a.path() == "-" || b.path() == "-") throw std::runtime_error(options + " both write to stdout");
             throw std::runtime_error(fmt::format("{} write to the same file '{}'", options, b.path()));
         }
     }
