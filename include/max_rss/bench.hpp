@@ -59,7 +59,8 @@ struct BenchSettings {
 struct MeasuredRun {
     BenchRun run;
     ExitStatus exit;
-    std::vector<std::string> warnings;  // the tracer's (degraded, unmeasured pids, ...)
+    // The tracer's (unmeasured pids, ...); first, when the run was degraded, why.
+    std::vector<std::string> warnings;
 };
 
 // Runs programs for the loop; tests plug in a fake.
@@ -95,9 +96,8 @@ struct BenchAborted : std::runtime_error {
 };
 
 struct BenchOutcome {
-    BenchResult result;
-    unsigned failed_runs = 0;           // measured runs with a non-zero exit (ignored)
-    std::vector<std::string> warnings;  // the tracer's, each once, in order
+    BenchResult result;  // with the tracer's warnings, each once, in order
+    unsigned failed_runs = 0;  // measured runs with a non-zero exit (ignored)
 };
 
 // Runs command's warmup runs, then its measured runs, each preceded by its
@@ -164,6 +164,19 @@ std::string format_bench_header(size_t number, const BenchResult& result, bool c
 // no run has one. A single run prints "  Peak (abs ≡):" and no Range line.
 // Nothing for a result without runs.
 std::string format_bench_statistics(const BenchResult& result, bool color);
+
+// What the user must know about a command's runs, one "  Warning: " line
+// each: how many were degraded, how many failed (ignored with -i), then
+// result.warnings:
+//   "  Warning: 2 of 5 runs degraded (sampled, not traced: peaks may be low)\n"
+//   "  Warning: 1 of 5 runs exited with a non-zero code (ignored: -i)\n"
+//   "  Warning: <warning>\n"
+// Empty when there is nothing to say.
+std::string format_bench_warnings(const BenchResult& result, unsigned failed_runs);
+
+// "2 of 5 runs degraded (sampled, not traced: peaks may be low)", or empty
+// when no run of result was degraded. Also what the Markdown export says.
+std::string describe_degraded_runs(const BenchResult& result);
 
 // The closing comparison of several commands, against the one with the
 // smallest mean peak:

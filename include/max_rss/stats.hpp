@@ -24,6 +24,9 @@ Summary summarize(std::span<const double> values);
 // The peak_bytes of every run of result (all zeros when it has no runs).
 Summary summarize_peak_bytes(const BenchResult& result);
 
+// How many runs of result were degraded (BenchRun::degraded).
+size_t count_degraded_runs(const BenchResult& result);
+
 // The ru_maxrss_bytes of the runs that have one; nullopt when none has.
 std::optional<Summary> summarize_ru_maxrss_bytes(const BenchResult& result);
 

@@ -52,6 +52,8 @@ struct UsageError : std::runtime_error {
 struct Export {
     ExportFormat format;
     ExportTarget target;
+    const char* option;      // "--export-json", for messages
+    std::string last_error;  // the last failure printed, so a rewrite that fails alike is not said again
 };
 
 // Everything the loop needs, checked before anything runs.
@@ -111,7 +113,7 @@ Plan make_plan(CLI::App& app, CLI::App& bench, BenchArgs& args,
         throw UsageError(
             fmt::format("bench: --style: '{}' is not one of auto, basic, full, nocolor, color, none", args.style));
     }
-    if (!args.budget.empty()) {
+    if (bench.get_option("--budget")->count() > 0) {
         plan.budget = parse_size(args.budget);
         if (!plan.budget) {
             throw UsageError(fmt::format("bench: --budget: '{}' is not a size (try 512MiB, 1.5GiB, 300MB)", args.budget));
@@ -152,18 +154,20 @@ Plan make_plan(CLI::App& app, CLI::App& bench, BenchArgs& args,
     };
     for (const auto& [option, path, format] : requested) {
         if (bench.get_option(option)->count() == 0) continue;
-        for (const Export& other : plan.exports) {
-            if (other.target.path() == *path) {
-                throw UsageError(other.target.is_stdout()
-                                     ? "bench: only one export can go to stdout ('-')"
-                                     : fmt::format("bench: two exports to the same file '{}'", *path));
-            }
-        }
+        // An empty value is a mistake (a CI variable left unset), never "off".
+        if (path->empty()) throw UsageError(fmt::format("bench: {}: empty path (use '-' for stdout)", option));
         try {
-            plan.exports.push_back(Export{format, ExportTarget(*path)});
+            plan.exports.push_back(Export{format, ExportTarget(*path), option, {}});
         } catch (const std::runtime_error& e) {
             throw UsageError(fmt::format("bench: {}: {}", option, e.what()));
         }
+    }
+    std::vector<NamedExportTarget> named;
+    for (const Export& output : plan.exports) named.push_back({output.option, &output.target});
+    try {
+        check_distinct_destinations(named);
+    } catch (const std::runtime_error& e) {
+        throw UsageError(fmt::format("bench: {}", e.what()));
     }
 
     // Only now the slower checks that look at the file system.
@@ -215,6 +219,33 @@ private:
     bool progress_shown_ = false;
 };
 
+// Writes every export (the final results, or, when !final, the results so
+// far), each on its own: one that fails costs only itself, in one line on
+// stderr, said again only when its reason changes. Returns false when a
+// final write failed.
+bool write_exports(Plan& plan, const std::vector<BenchResult>& results, Console& console, bool final) {
+    bool all_written = true;
+    for (Export& output : plan.exports) {
+        try {
+            const std::string bytes = export_results(output.format, results);
+            if (final) {
+                output.target.write(bytes);
+            } else {
+                output.target.write_intermediate(bytes);
+            }
+            output.last_error.clear();
+        } catch (const std::exception& e) {
+            if (final) all_written = false;
+            std::string line = fmt::format("max_rss: bench: {}: {}\n", output.option, e.what());
+            if (line == output.last_error) continue;
+            console.clear_progress();
+            std::fputs(line.c_str(), stderr);
+            output.last_error = std::move(line);
+        }
+    }
+    return all_written;
+}
+
 int run_bench(Plan& plan) {
     Console console(plan.style);
     TracingExecutor executor(plan.show_output);
@@ -235,26 +266,20 @@ int run_bench(Plan& plan) {
             return e.exit_code;
         }
         console.clear_progress();
-        std::string text = format_bench_statistics(outcome.result, console.color());
-        if (outcome.failed_runs > 0) {
-            text += fmt::format("  Warning: {} of {} runs exited with a non-zero code (ignored: -i)\n",
-                                outcome.failed_runs, outcome.result.runs.size());
-        }
-        for (const std::string& warning : outcome.warnings) text += fmt::format("  Warning: {}\n", warning);
-        console.print(text + "\n");
+        console.print(format_bench_statistics(outcome.result, console.color()) +
+                      format_bench_warnings(outcome.result, outcome.failed_runs) + "\n");
         results.push_back(std::move(outcome.result));
-        for (Export& output : plan.exports) output.target.write_intermediate(export_results(output.format, results));
+        write_exports(plan, results, console, false);
     }
     console.print(format_bench_summary(results, console.color()));
-    for (Export& output : plan.exports) output.target.write(export_results(output.format, results));
+    const bool output_lost = !write_exports(plan, results, console, true);
+    bool over_budget = false;
     if (plan.budget) {
         const std::string violations = format_budget_violations(results, *plan.budget);
-        if (!violations.empty()) {
-            std::fputs(violations.c_str(), stderr);
-            return exit_code::over_budget;
-        }
+        over_budget = !violations.empty();
+        std::fputs(violations.c_str(), stderr);
     }
-    return exit_code::ok;
+    return exit_code::combine(exit_code::ok, over_budget, output_lost);
 }
 
 }  // namespace
@@ -275,8 +300,9 @@ Action add_bench_command(CLI::App& app, const std::optional<std::vector<std::str
         "--show-output. A progress bar and colours appear when stderr is a terminal (--style).\n"
         "\n"
         "Exit status: 0 success; 2 usage error or an export file that cannot be created (nothing\n"
-        "was run); 3 a median peak over --budget; a COMMAND's own exit code when it failed and\n"
-        "-i was not given (128+N for signal N); 127 a COMMAND not found; 125 max_rss failed.\n"
+        "was run); 3 a median peak over --budget; 4 an export could not be written (the others\n"
+        "were; 3 wins); a COMMAND's own exit code when it failed and -i was not given (128+N for\n"
+        "signal N); 127 a COMMAND not found; 125 max_rss failed.\n"
         "\n"
         "Example: max_rss bench -r 10 -N 'gzip -9 big.tar' 'xz -9 big.tar' --export-json mem.json");
     bench->add_option("COMMAND", args->commands,

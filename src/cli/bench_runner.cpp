@@ -169,9 +169,10 @@ BenchOutcome run_benchmark(const BenchCommand& command, const BenchSettings& set
         report(false, i, settings.runs);
         MeasuredRun measured = run_once(false);
         if (measured.run.exit_code != 0) ++outcome.failed_runs;
+        std::vector<std::string>& warnings = outcome.result.warnings;
         for (std::string& warning : measured.warnings) {
-            if (std::find(outcome.warnings.begin(), outcome.warnings.end(), warning) == outcome.warnings.end()) {
-                outcome.warnings.push_back(std::move(warning));
+            if (std::find(warnings.begin(), warnings.end(), warning) == warnings.end()) {
+                warnings.push_back(std::move(warning));
             }
         }
         outcome.result.runs.push_back(measured.run);
@@ -268,7 +269,11 @@ MeasuredRun TracingExecutor::measure(const std::vector<std::string>& argv) {
     measured.run.ru_maxrss_bytes = result.ru_maxrss_bytes;
     measured.run.exit_code = result.exit.shell_code();
     measured.run.wall_seconds = result.wall_seconds;
+    measured.run.degraded = result.degraded;
     measured.exit = result.exit;
+    // With stderr on /dev/null the tracer's own warning about it was lost:
+    // the reason goes with the run.
+    if (result.degraded) measured.warnings.push_back(describe(result.degradation));
     for (const Warning& warning : result.warnings) measured.warnings.push_back(describe(warning));
     return measured;
 }

@@ -3,6 +3,7 @@
 #include <max_rss/commands.hpp>
 #include <max_rss/exit_codes.hpp>
 #include <max_rss/errors.hpp>
+#include <max_rss/standard_fds.hpp>
 
 #include <max_rss/log.hpp>
 
@@ -15,6 +16,9 @@
 namespace max_rss::cli {
 
 int main(int argc, char** argv) {
+    // Before anything opens a file: a closed fd 2 must not become the report.
+    guard_standard_fds();
+    catch_sigpipe();
     // Logs go to stderr only: stdout belongs to the program and to `-o -`.
     log::init();
 
@@ -30,7 +34,8 @@ int main(int argc, char** argv) {
     app.set_version_flag("-V,--version", "max_rss " MAX_RSS_VERSION);
     app.footer(
         "Exit status: that of COMMAND (128+N if signal N killed it); 2 usage error;\n"
-        "3 over --budget; 125 max_rss failed; 126 COMMAND not executable; 127 not found.");
+        "3 over --budget; 4 an output could not be written (COMMAND's failure and 3 win);\n"
+        "125 max_rss failed; 126 COMMAND not executable; 127 not found.");
     // Everything after the first "--" is COMMAND, untouched: `max_rss -- bench`
     // runs a program called bench, and COMMAND's own options never reach CLI11.
     std::optional<std::vector<std::string>> after_dashdash;

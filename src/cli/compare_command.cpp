@@ -13,10 +13,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <iostream>
-#include <iterator>
 #include <memory>
-#include <sstream>
+#include <utility>
 
 #include <unistd.h>
 
@@ -28,15 +26,6 @@ struct CompareArgs {
     std::string after;
     std::string threshold = "5%";
 };
-
-// path's measurements; "-" reads stdin.
-std::vector<MeasuredPeak> read_report(const std::string& path) {
-    if (path != "-") return load_report(path);
-    std::ostringstream text;
-    text << std::cin.rdbuf();
-    if (std::cin.bad()) throw ReportError(fmt::format("-: cannot read stdin: {}", std::strerror(errno)));
-    return parse_report(text.str(), "-");
-}
 
 }  // namespace
 
@@ -99,11 +88,15 @@ Action add_compare_command(CLI::App& app, const std::optional<std::vector<std::s
         std::vector<MeasuredPeak> base;
         std::vector<MeasuredPeak> after;
         try {
-            base = read_report(args->base);
-            after = read_report(args->after);
+            base = load_report(args->base);
+            after = load_report(args->after);
         } catch (const ReportError& e) {
             std::fprintf(stderr, "max_rss: compare: %s\n", e.what());
             return exit_code::usage;
+        }
+        for (const auto& [peaks, source] : {std::pair{&base, &args->base}, std::pair{&after, &args->after}}) {
+            for (const std::string& line : degraded_warnings(*peaks, *source))
+                std::fprintf(stderr, "max_rss: compare: warning: %s\n", line.c_str());
         }
         CompareResult result = compare_reports(base, after, *threshold);
         if (result.rows.empty() && base.size() == 1 && after.size() == 1) {

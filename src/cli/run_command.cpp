@@ -18,9 +18,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <vector>
 
 namespace max_rss::cli {
 namespace {
@@ -90,7 +92,7 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
             return exit_code::usage;
         }
         std::optional<uint64_t> budget;
-        if (!args->budget.empty()) {
+        if (app.get_option("--budget")->count() > 0) {
             budget = parse_size(args->budget);
             if (!budget) {
                 std::fprintf(stderr, "max_rss: --budget: '%s' is not a size (try 512MiB, 1.5GiB, 300MB)\n",
@@ -104,11 +106,33 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
                          args->interval.c_str());
             return exit_code::usage;
         }
-        // Opened now, so an unwritable path fails before the program runs.
+        // Checked now, so an unwritable path fails before the program runs.
         std::optional<ExportTarget> report, plot;
+        struct Requested {
+            const char* name;  // as messages say it
+            const CLI::Option* option;
+            const std::string& path;
+            std::optional<ExportTarget>& target;
+        };
+        const Requested requested[] = {{"-o", app.get_option("--output"), args->output, report},
+                                       {"--plot", app.get_option("--plot"), args->plot, plot}};
+        std::vector<NamedExportTarget> outputs;
+        for (const Requested& output : requested) {
+            if (output.option->count() == 0) continue;
+            // An empty value is a mistake (a CI variable left unset), never "off".
+            if (output.path.empty()) {
+                std::fprintf(stderr, "max_rss: %s: empty path (use '-' for stdout)\n", output.name);
+                return exit_code::usage;
+            }
+            try {
+                outputs.push_back({output.name, &output.target.emplace(output.path)});
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "max_rss: %s: %s\n", output.name, e.what());
+                return exit_code::usage;
+            }
+        }
         try {
-            if (!args->output.empty()) report.emplace(args->output);
-            if (!args->plot.empty()) plot.emplace(args->plot);
+            check_distinct_destinations(outputs);
         } catch (const std::exception& e) {
             std::fprintf(stderr, "max_rss: %s\n", e.what());
             return exit_code::usage;
@@ -120,8 +144,21 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
         options.use_cgroup = args->cgroup;
         RunResult result = measure(options);
 
-        if (report) report->write_stream([&result](std::ostream& out) { write_report_json(out, result); });
-        if (plot) plot->write(render_plot_html(result));
+        // Each output on its own: one that cannot be written (a full disk, a
+        // directory the program removed) costs only itself, in one line.
+        bool output_lost = false;
+        const auto attempt = [&output_lost](const char* name, const std::function<void()>& write) {
+            try {
+                write();
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "max_rss: %s: %s\n", name, e.what());
+                output_lost = true;
+            }
+        };
+        if (report) {
+            attempt("-o", [&] { report->write_stream([&result](std::ostream& out) { write_report_json(out, result); }); });
+        }
+        if (plot) attempt("--plot", [&] { plot->write(render_plot_html(result)); });
         if (args->tree) std::fputs(format_tree(result, stderr_wants_color()).c_str(), stderr);
         if (!args->quiet) std::fputs(format_summary(result).c_str(), stderr);
         if (result.internal_error) {
@@ -129,13 +166,12 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
             std::fprintf(stderr, "max_rss: %s (the report is partial)\n", result.internal_error->c_str());
             return exit_code::internal_error;
         }
-        int code = result.exit.shell_code();
-        if (budget && result.peak.tree_bytes > *budget) {
+        const bool over_budget = budget && result.peak.tree_bytes > *budget;
+        if (over_budget) {
             std::fprintf(stderr, "max_rss: over budget: peak %s exceeds --budget %s\n",
                          format_bytes(result.peak.tree_bytes).c_str(), format_bytes(*budget).c_str());
-            if (code == 0) code = exit_code::over_budget;
         }
-        return code;
+        return exit_code::combine(result.exit.shell_code(), over_budget, output_lost);
     };
 }
 

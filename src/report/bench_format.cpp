@@ -111,6 +111,26 @@ std::string format_bench_statistics(const BenchResult& result, bool color) {
     return out;
 }
 
+std::string describe_degraded_runs(const BenchResult& result) {
+    const size_t degraded = count_degraded_runs(result);
+    if (degraded == 0) return {};
+    return fmt::format("{} of {} runs degraded (sampled, not traced: peaks may be low)", degraded,
+                       result.runs.size());
+}
+
+std::string format_bench_warnings(const BenchResult& result, unsigned failed_runs) {
+    std::string out;
+    if (const std::string degraded = describe_degraded_runs(result); !degraded.empty()) {
+        out += fmt::format("  Warning: {}\n", degraded);
+    }
+    if (failed_runs > 0) {
+        out += fmt::format("  Warning: {} of {} runs exited with a non-zero code (ignored: -i)\n", failed_runs,
+                           result.runs.size());
+    }
+    for (const std::string& warning : result.warnings) out += fmt::format("  Warning: {}\n", warning);
+    return out;
+}
+
 std::string format_bench_summary(std::span<const BenchResult> results, bool color) {
     if (results.size() < 2) return {};
     const auto [peaks, reference] = summarize_peaks(results);

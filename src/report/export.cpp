@@ -3,7 +3,11 @@
 #include <ostream>
 #include <streambuf>
 
+#include <max_rss/bench.hpp>
+#include <max_rss/json_text.hpp>
+#include <max_rss/standard_fds.hpp>
 #include <max_rss/stats.hpp>
+#include <max_rss/utf8.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,6 +15,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
@@ -18,6 +23,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 namespace max_rss {
@@ -35,8 +41,10 @@ nlohmann::ordered_json summary_json(const Summary& summary) {
     return json;
 }
 
-// text as a GFM table cell holding one code span.
-std::string markdown_code_cell(std::string_view text) {
+// text as one CommonMark code span, on one line; in_table escapes '|' as GFM
+// tables need. Markdown is for reading: bytes that are not UTF-8 become U+FFFD.
+std::string markdown_code_span(std::string_view raw, bool in_table) {
+    const std::string text = to_valid_utf8(raw);
     std::string content;
     size_t longest_backtick_run = 0;
     size_t run = 0;
@@ -57,7 +65,7 @@ std::string markdown_code_cell(std::string_view text) {
     std::string cell = fence;
     for (char c : content) {
         // GFM splits cells on '|' even inside code spans unless it is escaped.
-        if (c == '|') cell += '\\';
+        if (c == '|' && in_table) cell += '\\';
         cell += c;
     }
     return cell + fence;
@@ -91,8 +99,12 @@ std::string export_json(std::span<const BenchResult> results) {
     root["results"] = nlohmann::ordered_json::array();
     for (const BenchResult& result : results) {
         nlohmann::ordered_json entry;
-        entry["command"] = result.command;
-        entry["name"] = result.name.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(result.name);
+        put_text(entry, "command", result.command);
+        if (result.name.empty()) {
+            entry["name"] = nullptr;
+        } else {
+            put_text(entry, "name", result.name);
+        }
         entry["runs"] = nlohmann::ordered_json::array();
         for (const BenchRun& run : result.runs) {
             nlohmann::ordered_json run_json;
@@ -101,11 +113,15 @@ std::string export_json(std::span<const BenchResult> results) {
                 run.ru_maxrss_bytes ? nlohmann::ordered_json(*run.ru_maxrss_bytes) : nlohmann::ordered_json();
             run_json["exit_code"] = run.exit_code;
             run_json["wall_seconds"] = run.wall_seconds;
+            run_json["degraded"] = run.degraded;
             entry["runs"].push_back(std::move(run_json));
         }
         entry["peak_bytes"] = summary_json(summarize_peak_bytes(result));
         const auto ru_maxrss = summarize_ru_maxrss_bytes(result);
         entry["ru_maxrss_bytes"] = ru_maxrss ? summary_json(*ru_maxrss) : nlohmann::ordered_json();
+        entry["degraded_runs"] = count_degraded_runs(result);
+        entry["warnings"] = nlohmann::ordered_json::array();
+        for (const std::string& warning : result.warnings) entry["warnings"].push_back(to_valid_utf8(warning));
         root["results"].push_back(std::move(entry));
     }
     return root.dump(2) + "\n";
@@ -125,21 +141,39 @@ std::string export_markdown(std::span<const BenchResult> results) {
             const auto r = ratio(peak, peaks[reference]);
             relative = r ? fmt::format("{:.2f} ± {:.2f}", r->value, r->stddev) : "n/a";
         }
-        out += fmt::format("| {} | {} ± {} | {} | {} | {} | {} | {} |\n", markdown_code_cell(display_name(results[i])),
-                           mib(peak.mean), mib(peak.stddev), mib(peak.median), mib(peak.min), mib(peak.max),
+        out += fmt::format("| {} | {} ± {} | {} | {} | {} | {} | {} |\n",
+                           markdown_code_span(display_name(results[i]), true), mib(peak.mean), mib(peak.stddev),
+                           mib(peak.median), mib(peak.min), mib(peak.max),
                            ru_maxrss ? mib(ru_maxrss->median) : "n/a", relative);
     }
+    std::string notes;
+    for (const BenchResult& result : results) {
+        const std::string name = markdown_code_span(display_name(result), false);
+        if (const std::string degraded = describe_degraded_runs(result); !degraded.empty()) {
+            notes += fmt::format("- {}: {}\n", name, degraded);
+        }
+        for (const std::string& warning : result.warnings) {
+            std::string line = to_valid_utf8(warning);
+            std::replace(line.begin(), line.end(), '\n', ' ');
+            notes += fmt::format("- {}: {}\n", name, line);
+        }
+    }
+    if (!notes.empty()) out += "\nWarnings:\n\n" + notes;
     return out;
 }
 
 std::string export_csv(std::span<const BenchResult> results) {
-    std::string out = "command,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs\n";
+    std::string out =
+        "command,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs,"
+        "degraded_runs,warnings\n";
     for (const BenchResult& result : results) {
         const Summary peak = summarize_peak_bytes(result);
         const auto ru_maxrss = summarize_ru_maxrss_bytes(result);
-        out += fmt::format("{},{},{},{},{},{},{},{}\n", csv_field(result.command), peak.mean, peak.stddev,
+        std::string warnings;
+        for (const std::string& warning : result.warnings) warnings += (warnings.empty() ? "" : "\n") + warning;
+        out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", csv_field(result.command), peak.mean, peak.stddev,
                            peak.median, peak.min, peak.max, ru_maxrss ? fmt::format("{}", ru_maxrss->median) : "",
-                           result.runs.size());
+                           result.runs.size(), count_degraded_runs(result), csv_field(warnings));
     }
     return out;
 }
@@ -153,61 +187,8 @@ std::string export_results(ExportFormat format, std::span<const BenchResult> res
     throw std::logic_error("export_results: unknown ExportFormat");
 }
 
-ExportTarget::ExportTarget(std::string path) : path_(std::move(path)) {
-    if (is_stdout()) return;
-    if (path_.empty()) fail("create", path_, ENOENT);
-    // rename(2) would fail on a directory only at the first write; say so now.
-    struct stat st {};
-    if (::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) fail("create", path_, EISDIR);
-    open_temp_file();
-}
-
-ExportTarget::ExportTarget(ExportTarget&& other) noexcept
-    : path_(std::move(other.path_)),
-      temp_path_(std::move(other.temp_path_)),
-      temp_fd_(std::exchange(other.temp_fd_, -1)),
-      temp_serial_(other.temp_serial_) {}
-
-ExportTarget& ExportTarget::operator=(ExportTarget&& other) noexcept {
-    if (this != &other) {
-        discard_temp_file();
-        path_ = std::move(other.path_);
-        temp_path_ = std::move(other.temp_path_);
-        temp_fd_ = std::exchange(other.temp_fd_, -1);
-        temp_serial_ = other.temp_serial_;
-    }
-    return *this;
-}
-
-ExportTarget::~ExportTarget() { discard_temp_file(); }
-
-void ExportTarget::open_temp_file() {
-    // Beside the target, so rename(2) stays on one file system. O_EXCL with a
-    // pid and serial in the name instead of mkstemp, so the mode is 0666 minus
-    // the umask like any new file.
-    const size_t slash = path_.rfind('/');
-    const std::string directory = slash == std::string::npos ? "" : path_.substr(0, slash + 1);
-    const std::string base = slash == std::string::npos ? path_ : path_.substr(slash + 1);
-    for (;;) {
-        std::string candidate = fmt::format("{}.{}.max_rss-{}-{}.tmp", directory, base, ::getpid(), temp_serial_++);
-        const int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0) {
-            temp_fd_ = fd;
-            temp_path_ = std::move(candidate);
-            return;
-        }
-        if (errno != EEXIST) fail("create", path_, errno);
-    }
-}
-
-void ExportTarget::discard_temp_file() {
-    if (temp_fd_ < 0) return;
-    ::close(temp_fd_);
-    ::unlink(temp_path_.c_str());
-    temp_fd_ = -1;
-}
-
 namespace {
+
 // A minimal output buffer over a file descriptor, so large exports are written
 // in 16 KiB pieces instead of being built whole in memory first (a bigger
 // buffer is only more of max_rss's own memory, on its stack).
@@ -246,47 +227,225 @@ private:
     int error_ = 0;
     char buf_[16384];
 };
+
+// Runs produce into fd; 0, or the errno of the first failed write.
+int produce_into(int fd, const std::function<void(std::ostream&)>& produce) {
+    FdBuf buf(fd);
+    std::ostream out(&buf);
+    produce(out);
+    out.flush();
+    return buf.error();
+}
+
+// The directory part of path, for open() and access(): "." for a bare name.
+std::string directory_of(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string base_name_of(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// open(O_TMPFILE) failed because the kernel or file system lacks it, not
+// because the directory is unusable (old kernels say EISDIR).
+bool no_tmpfile_support(int error) { return error == EOPNOTSUPP || error == EISDIR || error == EINVAL; }
+
+// Where a symbolic link chain that ends in nothing points: the final name.
+std::string follow_links(std::string path) {
+    for (int hops = 0; hops < 40; ++hops) {
+        struct stat st {};
+        if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) break;
+        std::string target(static_cast<size_t>(st.st_size > 0 ? st.st_size : 4096), '\0');
+        const ssize_t n = ::readlink(path.c_str(), target.data(), target.size());
+        if (n <= 0) break;
+        target.resize(static_cast<size_t>(n));
+        path = target.front() == '/' ? target : directory_of(path) + "/" + target;
+    }
+    return path;
+}
+
+// path with its directory made canonical: how two spellings of a file that
+// does not exist yet ("a", "./a", "sub/../a") are told to be the same.
+std::string resolve_new_file(const std::string& path) {
+    const std::string final_path = follow_links(path);
+    char* directory = ::realpath(directory_of(final_path).c_str(), nullptr);
+    if (directory == nullptr) return final_path;
+    std::string resolved = directory;
+    std::free(directory);
+    return (resolved == "/" ? "" : resolved) + "/" + base_name_of(final_path);
+}
+
+bool is_null_device(const struct stat& st) { return S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3); }
+
+[[noreturn]] void fail_stdout(int error) {
+    throw std::runtime_error(fmt::format("cannot write export to stdout: {}", std::strerror(error)));
+}
+
+// What max_rss printed through stdio on fd must come before what is written
+// to fd directly.
+void flush_stdio(int fd) { std::fflush(fd == STDOUT_FILENO ? stdout : stderr); }
+
 }  // namespace
+
+ExportTarget::ExportTarget(std::string path) : path_(std::move(path)) {
+    struct stat target {};
+    if (path_ == "-") {
+        if (standard_fd_was_closed(STDOUT_FILENO) || ::fstat(STDOUT_FILENO, &target) != 0) fail_stdout(EBADF);
+        kind_ = Kind::Descriptor;
+        fd_ = STDOUT_FILENO;
+    } else {
+        if (path_.empty()) fail("create", path_, ENOENT);
+        exists_ = ::stat(path_.c_str(), &target) == 0;
+        if (!exists_ && errno != ENOENT) fail("create", path_, errno);  // ENOTDIR, EACCES, ELOOP...
+        if (exists_ && S_ISDIR(target.st_mode)) fail("create", path_, EISDIR);
+        // The same open file as our stdout or stderr: write to that descriptor,
+        // whatever the path's spelling.
+        for (const int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+            struct stat standard {};
+            if (exists_ && !standard_fd_was_closed(fd) && ::fstat(fd, &standard) == 0 &&
+                standard.st_dev == target.st_dev && standard.st_ino == target.st_ino) {
+                kind_ = Kind::Descriptor;
+                fd_ = fd;
+                break;
+            }
+        }
+        struct stat link {};
+        const bool is_link = ::lstat(path_.c_str(), &link) == 0 && S_ISLNK(link.st_mode);
+        if (kind_ == Kind::Descriptor) {
+            // Nothing to check: the descriptor is open for writing, or the
+            // write will say why not.
+        } else if (!is_link && (!exists_ || S_ISREG(target.st_mode))) {
+            kind_ = Kind::Replace;
+            // Can a file be created beside it? An anonymous one says so
+            // without leaving a name anyone could see.
+            const std::string directory = directory_of(path_);
+            const int probe = ::open(directory.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+            if (probe >= 0) {
+                ::close(probe);
+            } else if (!no_tmpfile_support(errno) || ::access(directory.c_str(), W_OK | X_OK) != 0) {
+                fail("create", path_, errno);
+            }
+        } else {
+            kind_ = Kind::WriteThrough;
+            const std::string checked = exists_ ? path_ : directory_of(follow_links(path_));
+            if (::access(checked.c_str(), exists_ ? W_OK : W_OK | X_OK) != 0) fail("create", path_, errno);
+        }
+        whole_file_ = kind_ != Kind::Descriptor && (!exists_ || S_ISREG(target.st_mode));
+    }
+    if (exists_ || kind_ == Kind::Descriptor) {
+        exists_ = true;
+        dev_ = target.st_dev;
+        ino_ = target.st_ino;
+        null_device_ = is_null_device(target);
+    } else {
+        resolved_path_ = resolve_new_file(path_);
+    }
+}
+
+bool ExportTarget::same_destination(const ExportTarget& other) const {
+    if (null_device_ || other.null_device_) return false;
+    if (kind_ == Kind::Descriptor && other.kind_ == Kind::Descriptor && fd_ == other.fd_) return true;
+    if (exists_ != other.exists_) return false;
+    return exists_ ? dev_ == other.dev_ && ino_ == other.ino_ : resolved_path_ == other.resolved_path_;
+}
+
+void check_distinct_destinations(std::span<const NamedExportTarget> targets) {
+    for (size_t second = 1; second < targets.size(); ++second) {
+        for (size_t first = 0; first < second; ++first) {
+            const ExportTarget& a = *targets[first].target;
+            const ExportTarget& b = *targets[second].target;
+            if (!a.same_destination(b)) continue;
+            const auto options = fmt::format("{} and {}", targets[first].option, targets[second].option);
+            if (a.path() == "-" || b.path() == "-") throw std::runtime_error(options + " both write to stdout");
+            throw std::runtime_error(fmt::format("{} write to the same file '{}'", options, b.path()));
+        }
+    }
+}
+
+void ExportTarget::fail_write(int error) const {
+    if (path_ == "-") fail_stdout(error);
+    fail("write", path_, error);
+}
 
 void ExportTarget::write(std::string_view bytes) {
     write_stream([bytes](std::ostream& out) { out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())); });
 }
 
 void ExportTarget::write_stream(const std::function<void(std::ostream&)>& produce) {
-    if (is_stdout()) {
-        std::fflush(stdout);
-        FdBuf buf(STDOUT_FILENO);
-        std::ostream out(&buf);
-        produce(out);
-        out.flush();
-        if (buf.error() != 0)
-            throw std::runtime_error(fmt::format("cannot write export to stdout: {}", std::strerror(buf.error())));
-        return;
-    }
-    if (temp_fd_ < 0) open_temp_file();
-    int error = 0;
-    {
-        FdBuf buf(temp_fd_);
-        std::ostream out(&buf);
-        produce(out);
-        out.flush();
-        error = buf.error();
-    }
-    if (error != 0) {
-        discard_temp_file();
-        fail("write", path_, error);
-    }
-    const int fd = std::exchange(temp_fd_, -1);
-    // close() reports delayed write errors (NFS, quotas): check it before the rename.
-    if (::close(fd) != 0 || ::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-        error = errno;
-        ::unlink(temp_path_.c_str());
-        fail("write", path_, error);
+    switch (kind_) {
+        case Kind::Descriptor: return write_descriptor(produce);
+        case Kind::Replace: return write_replacing(produce);
+        case Kind::WriteThrough: return write_through(produce);
     }
 }
 
 void ExportTarget::write_intermediate(std::string_view bytes) {
-    if (!is_stdout()) write(bytes);
+    if (whole_file_) write(bytes);
+}
+
+void ExportTarget::write_descriptor(const std::function<void(std::ostream&)>& produce) {
+    flush_stdio(fd_);
+    if (const int error = produce_into(fd_, produce); error != 0) fail_write(error);
+}
+
+void ExportTarget::write_through(const std::function<void(std::ostream&)>& produce) {
+    // O_TRUNC empties a regular file (a link's target) and means nothing to a
+    // device or FIFO; O_CREAT creates what a dangling link points to.
+    const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
+    if (fd < 0) fail_write(errno);
+    int error = produce_into(fd, produce);
+    // close() reports delayed write errors (NFS, quotas).
+    if (::close(fd) != 0 && error == 0) error = errno;
+    if (error != 0) fail_write(error);
+}
+
+void ExportTarget::write_replacing(const std::function<void(std::ostream&)>& produce) {
+    const std::string directory = directory_of(path_);
+    const auto temp_name = [&] {
+        return fmt::format("{}/.{}.max_rss-{}-{}.tmp", directory, base_name_of(path_), ::getpid(), temp_serial_++);
+    };
+    std::string temp_path;  // the temporary file's name, once it has one
+    int fd = ::open(directory.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        if (!no_tmpfile_support(errno)) fail_write(errno);
+        // No O_TMPFILE here: a named file from the start. O_EXCL with a pid and
+        // serial instead of mkstemp, so the mode is 0666 minus the umask.
+        for (;;) {
+            std::string candidate = temp_name();
+            fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+            if (fd >= 0) {
+                temp_path = std::move(candidate);
+                break;
+            }
+            if (errno != EEXIST) fail_write(errno);
+        }
+    }
+    const auto give_up = [&](int error) {
+        ::close(fd);
+        if (!temp_path.empty()) ::unlink(temp_path.c_str());
+        fail_write(error);
+    };
+    if (const int error = produce_into(fd, produce); error != 0) give_up(error);
+    // A name for the anonymous file, only for the rename: rename(2) replaces,
+    // linkat(2) cannot.
+    while (temp_path.empty()) {
+        std::string candidate = temp_name();
+        const std::string self = fmt::format("/proc/self/fd/{}", fd);
+        if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, candidate.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+            temp_path = std::move(candidate);
+        } else if (errno != EEXIST) {
+            give_up(errno);
+        }
+    }
+    // close() reports delayed write errors (NFS, quotas): check it before the rename.
+    if (::close(fd) != 0 || ::rename(temp_path.c_str(), path_.c_str()) != 0) {
+        const int error = errno;
+        ::unlink(temp_path.c_str());
+        fail_write(error);
+    }
 }
 
 }  // namespace max_rss

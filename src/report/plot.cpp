@@ -2,6 +2,7 @@
 #include <max_rss/plot.hpp>
 #include <max_rss/report/words.hpp>
 #include <max_rss/size.hpp>
+#include <max_rss/utf8.hpp>
 
 #include <fmt/format.h>
 
@@ -15,7 +16,9 @@
 
 namespace max_rss {
 
-std::string html_escape(std::string_view text) {
+std::string html_escape(std::string_view raw) {
+    // The page says charset=utf-8: bytes that are not UTF-8 become U+FFFD.
+    const std::string text = to_valid_utf8(raw);
     std::string out;
     out.reserve(text.size());
     for (char c : text) {

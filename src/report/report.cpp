@@ -1,6 +1,9 @@
 #include <max_rss/report.hpp>
 #include <max_rss/report/words.hpp>
 
+#include <max_rss/json_text.hpp>
+#include <max_rss/utf8.hpp>
+
 namespace max_rss {
 namespace {
 
@@ -24,9 +27,10 @@ const char* origin_name(ImageOrigin o) {
     return "unknown";
 }
 
+// Messages for people (warnings): made valid, not carried exactly.
 json warnings_to_json(const std::vector<Warning>& warnings) {
     json out = json::array();
-    for (const Warning& w : warnings) out.push_back(describe(w));
+    for (const Warning& w : warnings) out.push_back(to_valid_utf8(describe(w)));
     return out;
 }
 
@@ -59,16 +63,16 @@ json breakdown_to_json(const MemoryBreakdown& b) {
 }
 
 json image_to_json(const Image& img) {
-    json j{
-        {"argv", img.program ? json(img.program->argv) : json::array()},
-        {"exe", img.program ? json(img.program->exe) : json("")},
-        {"origin", origin_name(img.origin)},
-        {"peak_rss_bytes", img.peak_rss_bytes},
-        {"hwm_bytes", opt(img.hwm_bytes)},
-        {"measured", img.measured},
-        {"start_seconds", seconds(img.start_ns)},
-        {"end_seconds", seconds(img.end_ns)},
-    };
+    json j = json::object();
+    // argv and exe are bytes: valid text, plus argv_base64/exe_base64 when not UTF-8.
+    put_texts(j, "argv", img.program ? img.program->argv : std::vector<std::string>{});
+    put_text(j, "exe", img.program ? img.program->exe : "");
+    j["origin"] = origin_name(img.origin);
+    j["peak_rss_bytes"] = img.peak_rss_bytes;
+    j["hwm_bytes"] = opt(img.hwm_bytes);
+    j["measured"] = img.measured;
+    j["start_seconds"] = seconds(img.start_ns);
+    j["end_seconds"] = seconds(img.end_ns);
     if (img.inherited_rss_bytes) j["inherited_rss_bytes"] = *img.inherited_rss_bytes;
     return j;
 }
@@ -107,25 +111,24 @@ void write_report_json(std::ostream& out, const RunResult& r) {
         {"schema_version", kReportSchemaVersion},
         {"kind", "run"},
         {"tool", {{"name", "max_rss"}, {"version", MAX_RSS_VERSION}}},
-        {"command", r.command},
-        {"exit", exit_to_json(r.exit)},
-        {"wall_seconds", r.wall_seconds},
-        {"peak",
-         {{"tree_bytes", r.peak.tree_bytes},
-          {"method", peak_method_name(r.peak.method)},
-          {"largest_process_bytes", r.peak.largest_process_bytes},
-          {"largest_pid", r.peak.largest_pid},
-          {"sampled_bytes", opt(r.peak.sampled_bytes)},
-          {"overlapping_peaks_bytes", r.peak.overlapping_peaks_bytes},
-          {"cgroup_bytes", opt(r.peak.cgroup_bytes)},
-          {"sum_of_process_peaks_bytes", r.peak.sum_of_process_peaks_bytes}}},
-        {"ru_maxrss_bytes", opt(r.ru_maxrss_bytes)},
-        {"degraded", r.degraded},
-        {"degraded_reason", r.degraded ? json(describe(r.degradation)) : json(nullptr)},
-        {"internal_error", r.internal_error ? json(*r.internal_error) : json(nullptr)},
-        {"warnings", warnings_to_json(r.warnings)},
-        {"process_count", r.processes.size()},
     };
+    put_texts(head, "command", r.command);
+    head["exit"] = exit_to_json(r.exit);
+    head["wall_seconds"] = r.wall_seconds;
+    head["peak"] = {{"tree_bytes", r.peak.tree_bytes},
+                    {"method", peak_method_name(r.peak.method)},
+                    {"largest_process_bytes", r.peak.largest_process_bytes},
+                    {"largest_pid", r.peak.largest_pid},
+                    {"sampled_bytes", opt(r.peak.sampled_bytes)},
+                    {"overlapping_peaks_bytes", r.peak.overlapping_peaks_bytes},
+                    {"cgroup_bytes", opt(r.peak.cgroup_bytes)},
+                    {"sum_of_process_peaks_bytes", r.peak.sum_of_process_peaks_bytes}};
+    head["ru_maxrss_bytes"] = opt(r.ru_maxrss_bytes);
+    head["degraded"] = r.degraded;
+    head["degraded_reason"] = r.degraded ? json(describe(r.degradation)) : json(nullptr);
+    head["internal_error"] = r.internal_error ? json(to_valid_utf8(*r.internal_error)) : json(nullptr);
+    head["warnings"] = warnings_to_json(r.warnings);
+    head["process_count"] = r.processes.size();
     // Dump the head without its closing brace, then stream the timeline and
     // the processes one line each: a DOM of a 2,048-point timeline alone took
     // ~1 MB, the largest part of max_rss's own peak in a 10,000-process run.

@@ -34,6 +34,11 @@ Summary summarize_peak_bytes(const BenchResult& result) {
     return summarize(values);
 }
 
+size_t count_degraded_runs(const BenchResult& result) {
+    return static_cast<size_t>(
+        std::count_if(result.runs.begin(), result.runs.end(), [](const BenchRun& run) { return run.degraded; }));
+}
+
 std::optional<Summary> summarize_ru_maxrss_bytes(const BenchResult& result) {
     std::vector<double> values;
     for (const BenchRun& run : result.runs) {

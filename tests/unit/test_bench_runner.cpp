@@ -183,7 +183,7 @@ TEST_CASE("bench loop: the tracer's warnings are kept once each", "[bench]") {
     BenchSettings settings;
     settings.runs = 3;
     const BenchOutcome outcome = run_benchmark(command("x"), settings, fake);
-    CHECK(outcome.warnings == fake.warnings);
+    CHECK(outcome.result.warnings == fake.warnings);
 }
 
 TEST_CASE("split mode (-N) splits a command like a shell, without expansions", "[bench]") {

@@ -89,36 +89,44 @@ TEST_CASE("parse_report: error messages", "[compare]") {
     CHECK(error_of(R"({"kind": 3})") == "BASE.json: not a max_rss report (\"kind\" is not a string)");
     CHECK(error_of(R"({"kind": "foo"})") == "BASE.json: unknown report kind \"foo\" (expected \"run\" or \"bench\")");
 
-    CHECK(error_of(R"({"kind": "run", "peak": {"tree_bytes": 1}})") ==
+    CHECK(error_of(R"({"schema_version": 1, "kind": "run", "peak": {"tree_bytes": 1}})") ==
           "BASE.json: run report has no \"command\" array of strings");
-    CHECK(error_of(R"({"kind": "run", "command": "ls", "peak": {"tree_bytes": 1}})") ==
+    CHECK(error_of(R"({"schema_version": 1, "kind": "run", "command": "ls", "peak": {"tree_bytes": 1}})") ==
           "BASE.json: run report has no \"command\" array of strings");
-    CHECK(error_of(R"({"kind": "run", "command": ["ls", 1], "peak": {"tree_bytes": 1}})") ==
+    CHECK(error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls", 1], "peak": {"tree_bytes": 1}})") ==
           "BASE.json: run report has no \"command\" array of strings");
-    CHECK(error_of(R"({"kind": "run", "command": [], "peak": {"tree_bytes": 1}})") ==
+    CHECK(error_of(R"({"schema_version": 1, "kind": "run", "command": [], "peak": {"tree_bytes": 1}})") ==
           "BASE.json: run report has no \"command\" array of strings");
-    CHECK(error_of(R"({"kind": "run", "command": ["ls"]})") ==
+    CHECK(error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"]})") ==
           "BASE.json: run report has no \"peak.tree_bytes\" byte count");
-    CHECK(error_of(R"({"kind": "run", "command": ["ls"], "peak": {"tree_bytes": -1}})") ==
+    CHECK(error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"], "peak": {"tree_bytes": -1}})") ==
           "BASE.json: run report has no \"peak.tree_bytes\" byte count");
-    CHECK(error_of(R"({"kind": "run", "command": ["ls"], "peak": {"tree_bytes": "1"}})") ==
+    CHECK(error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"], "peak": {"tree_bytes": "1"}})") ==
           "BASE.json: run report has no \"peak.tree_bytes\" byte count");
-    CHECK(error_of(R"({"kind": "run", "command": ["ls"], "peak": 5})") ==
+    CHECK(error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"], "peak": 5})") ==
           "BASE.json: run report has no \"peak.tree_bytes\" byte count");
 
     CHECK(error_of(R"({"kind": "bench", "schema_version": 2, "results": []})") ==
           "BASE.json: bench report schema_version 2 is newer than this max_rss supports (1)");
-    CHECK(error_of(R"({"kind": "bench"})") == "BASE.json: bench report has no \"results\" array");
-    CHECK(error_of(R"({"kind": "bench", "results": {}})") == "BASE.json: bench report has no \"results\" array");
-    CHECK(error_of(R"({"kind": "bench", "results": [{"command": "a", "peak_bytes": {"median": 1}}, {}]})") ==
+    CHECK(error_of(R"({"kind": "run", "schema_version": 2, "command": ["ls"], "peak": {"tree_bytes": 1}})") ==
+          "BASE.json: run report schema_version 2 is newer than this max_rss supports (1)");
+    CHECK(error_of(R"({"kind": "run", "command": ["ls"], "peak": {"tree_bytes": 1}})") ==
+          "BASE.json: not a max_rss report (no \"schema_version\")");
+    CHECK(error_of(R"({"kind": "run", "schema_version": "1", "command": ["ls"], "peak": {"tree_bytes": 1}})") ==
+          "BASE.json: run report has an unknown schema_version \"1\" (this max_rss reads 1)");
+    CHECK(error_of(R"({"kind": "bench", "schema_version": 0, "results": []})") ==
+          "BASE.json: bench report has an unknown schema_version 0 (this max_rss reads 1)");
+    CHECK(error_of(R"({"schema_version": 1, "kind": "bench"})") == "BASE.json: bench report has no \"results\" array");
+    CHECK(error_of(R"({"schema_version": 1, "kind": "bench", "results": {}})") == "BASE.json: bench report has no \"results\" array");
+    CHECK(error_of(R"({"schema_version": 1, "kind": "bench", "results": [{"command": "a", "peak_bytes": {"median": 1}}, {}]})") ==
           "BASE.json: results[1] has no \"command\" string");
-    CHECK(error_of(R"({"kind": "bench", "results": [{"command": "a", "name": 1, "peak_bytes": {"median": 1}}]})") ==
+    CHECK(error_of(R"({"schema_version": 1, "kind": "bench", "results": [{"command": "a", "name": 1, "peak_bytes": {"median": 1}}]})") ==
           "BASE.json: results[0] has a \"name\" that is not a string");
-    CHECK(error_of(R"({"kind": "bench", "results": [{"command": "a", "peak_bytes": {"mean": 1}}]})") ==
+    CHECK(error_of(R"({"schema_version": 1, "kind": "bench", "results": [{"command": "a", "peak_bytes": {"mean": 1}}]})") ==
           "BASE.json: results[0] has no \"peak_bytes.median\" byte count");
-    CHECK(error_of(R"({"kind": "bench", "results": [{"command": "a", "peak_bytes": {"median": -3.5}}]})") ==
+    CHECK(error_of(R"({"schema_version": 1, "kind": "bench", "results": [{"command": "a", "peak_bytes": {"median": -3.5}}]})") ==
           "BASE.json: results[0] has no \"peak_bytes.median\" byte count");
-    CHECK(error_of(R"({"kind": "bench", "results": [{"command": "a", "peak_bytes": {"median": 1e30}}]})") ==
+    CHECK(error_of(R"({"schema_version": 1, "kind": "bench", "results": [{"command": "a", "peak_bytes": {"median": 1e30}}]})") ==
           "BASE.json: results[0] has no \"peak_bytes.median\" byte count");
 }
 
@@ -220,7 +228,7 @@ TEST_CASE("compare_reports: a name never steals an exact command match", "[compa
 }
 
 TEST_CASE("compare_reports: a run report against a bench export", "[compare]") {
-    const auto base = max_rss::parse_report(R"({"kind": "run", "command": ["sh", "-c", "sleep 1"],
+    const auto base = max_rss::parse_report(R"({"schema_version": 1, "kind": "run", "command": ["sh", "-c", "sleep 1"],
                                                 "peak": {"tree_bytes": 1000}})",
                                             "BASE.json");
     const auto next = max_rss::parse_report(R"({"kind": "bench", "schema_version": 1, "results": [

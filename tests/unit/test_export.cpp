@@ -1,5 +1,7 @@
 #include <max_rss/export.hpp>
 
+#include "../e2e/temp_dir.hpp"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -22,6 +24,7 @@ namespace fs = std::filesystem;
 using max_rss::BenchResult;
 using max_rss::BenchRun;
 using max_rss::ExportTarget;
+using max_rss::test::TempDir;
 
 namespace {
 
@@ -29,7 +32,7 @@ constexpr uint64_t MiB = 1024 * 1024;
 
 // The fixed results behind tests/data/export/expected.*: one plain command,
 // one whose command needs escaping in every format, one named with a single
-// run and no ru_maxrss.
+// run, degraded, with warnings and no ru_maxrss.
 std::vector<BenchResult> fixed_results() {
     BenchResult plain;
     plain.command = "./alloc 100";
@@ -50,7 +53,8 @@ std::vector<BenchResult> fixed_results() {
     BenchResult named;
     named.command = "python3 -c 'x = bytearray(50 << 20)'";
     named.name = "python";
-    named.runs = {BenchRun{50 * MiB + 512, std::nullopt, 137, 0.0625}};
+    named.runs = {BenchRun{50 * MiB + 512, std::nullopt, 137, 0.0625, true}};
+    named.warnings = {"PTRACE_SEIZE: Operation not permitted", "pid 7: no stop could be measured"};
 
     return {plain, tricky, named};
 }
@@ -64,27 +68,6 @@ std::string read_file(const fs::path& path) {
 }
 
 fs::path expected_path(const char* name) { return fs::path(MAX_RSS_TEST_DATA_DIR) / "export" / name; }
-
-// A fresh empty directory, removed at scope exit.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        std::string pattern = (fs::temp_directory_path() / "max_rss_export_XXXXXX").string();
-        REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-        path = pattern;
-    }
-    ~TempDir() {
-        std::error_code ignored;
-        fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ignored);
-        fs::remove_all(path, ignored);
-    }
-    [[nodiscard]] std::vector<std::string> entries() const {
-        std::vector<std::string> names;
-        for (const auto& entry : fs::directory_iterator(path)) names.push_back(entry.path().filename().string());
-        std::sort(names.begin(), names.end());
-        return names;
-    }
-};
 
 // Runs body with stdout sent to a file and returns what it printed.
 template <typename Body>
@@ -146,7 +129,8 @@ TEST_CASE("exporters: no results", "[export]") {
     const std::vector<BenchResult> none;
     CHECK(max_rss::export_json(none) == "{\n  \"schema_version\": 1,\n  \"kind\": \"bench\",\n  \"results\": []\n}\n");
     CHECK(max_rss::export_csv(none) ==
-          "command,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs\n");
+          "command,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs,"
+          "degraded_runs,warnings\n");
     CHECK(max_rss::export_markdown(none) ==
           "| Command | Peak mean ± σ [MiB] | Median [MiB] | Min [MiB] | Max [MiB] | ru_maxrss median [MiB] | Relative |\n"
           "|:---|---:|---:|---:|---:|---:|---:|\n");
@@ -190,7 +174,7 @@ TEST_CASE("export_csv: RFC 4180 quoting", "[export]") {
         const std::string csv = max_rss::export_csv(std::vector<BenchResult>{result});
         return csv.substr(csv.find('\n') + 1);
     };
-    CHECK(line_of("true") == "true,1536.5,0.7071067811865476,1536.5,1536,1537,1024,2\n");
+    CHECK(line_of("true") == "true,1536.5,0.7071067811865476,1536.5,1536,1537,1024,2,0,\n");
     CHECK(line_of("a,b").starts_with("\"a,b\",1536.5,"));
     CHECK(line_of("say \"hi\"").starts_with("\"say \"\"hi\"\"\",1536.5,"));
     CHECK(line_of("a\nb").starts_with("\"a\nb\",1536.5,"));
@@ -225,16 +209,16 @@ TEST_CASE("ExportTarget: an existing file is replaced, not appended to", "[expor
     CHECK(read_file(file) == "new\n");
 }
 
-TEST_CASE("ExportTarget: unused temporary file is removed", "[export]") {
+TEST_CASE("ExportTarget: nothing is created before the first write", "[export]") {
     TempDir dir;
     {
         ExportTarget target((dir.path / "out.md").string());
-        CHECK(dir.entries().size() == 1);  // the temporary file that proves the path works
+        CHECK(dir.entries().empty());  // the path was checked without a file anyone could see
     }
     CHECK(dir.entries().empty());
 }
 
-TEST_CASE("ExportTarget: moving keeps one owner of the temporary file", "[export]") {
+TEST_CASE("ExportTarget: a moved target writes where the original would have", "[export]") {
     TempDir dir;
     const fs::path file = dir.path / "out.md";
     ExportTarget first(file.string());
