@@ -1,5 +1,5 @@
 #include <max_rss/backends/forwarding.hpp>
-#include <max_rss/procfs.hpp>
+#include <max_rss/procfs/procfs.hpp>
 
 #include <unistd.h>
 

@@ -1,13 +1,16 @@
 // `max_rss bench [OPTIONS] COMMAND...`: measure each command's peak over
 // several runs, hyperfine-style, print a summary and export the results.
-#include <max_rss/bench.hpp>
-#include <max_rss/commands.hpp>
+#include <max_rss/bench/executor.hpp>
+#include <max_rss/util/text.hpp>
+#include <max_rss/bench/runner.hpp>
+#include <max_rss/report/bench_console.hpp>
+#include <max_rss/cli/commands.hpp>
 
 #include <CLI/CLI.hpp>
 #include <max_rss/exit_codes.hpp>
-#include <max_rss/export.hpp>
+#include <max_rss/report/export.hpp>
 #include <max_rss/os/launch.hpp>
-#include <max_rss/size.hpp>
+#include <max_rss/util/size.hpp>
 #include <max_rss/engine/measure.hpp>
 
 #include <fmt/format.h>
@@ -178,8 +181,7 @@ Plan make_plan(CLI::App& app, CLI::App& bench, BenchArgs& args,
         }
     }
 
-    const char* no_color = std::getenv("NO_COLOR");
-    plan.style = resolve_style(*style, ::isatty(STDERR_FILENO) == 1, no_color != nullptr && *no_color != '\0');
+    plan.style = resolve_style(*style, ::isatty(STDERR_FILENO) == 1, no_color_set());
     // The programs' output would tear the bar apart.
     plan.show_output = args.show_output;
     if (args.show_output) plan.style.progress = false;

@@ -1,11 +1,11 @@
 // Builds the command line (CLI11) and turns every failure into one line on
 // stderr with a documented exit code.
-#include <max_rss/commands.hpp>
+#include <max_rss/cli/commands.hpp>
 #include <max_rss/exit_codes.hpp>
 #include <max_rss/errors.hpp>
-#include <max_rss/standard_fds.hpp>
+#include <max_rss/os/standard_fds.hpp>
 
-#include <max_rss/log.hpp>
+#include <max_rss/util/log.hpp>
 
 #include <CLI/CLI.hpp>
 

@@ -1,12 +1,12 @@
 // `max_rss compare BASE NEW [--threshold 5%]`: the CI gate. Pairs the commands
 // of two reports and fails (exit 1) when a peak grew beyond the threshold.
-#include <max_rss/bench.hpp>
-#include <max_rss/commands.hpp>
+#include <max_rss/bench/runner.hpp>
+#include <max_rss/cli/commands.hpp>
 
 #include <CLI/CLI.hpp>
-#include <max_rss/compare.hpp>
+#include <max_rss/report/compare.hpp>
 #include <max_rss/exit_codes.hpp>
-#include <max_rss/size.hpp>
+#include <max_rss/util/size.hpp>
 
 #include <fmt/format.h>
 

@@ -1,16 +1,17 @@
 // `max_rss [OPTIONS] -- COMMAND [ARGS...]`: trace one run, summarise, report.
-#include <max_rss/commands.hpp>
-#include <max_rss/console.hpp>
-#include <max_rss/duration.hpp>
+#include <max_rss/cli/commands.hpp>
+#include <max_rss/util/text.hpp>
+#include <max_rss/report/console.hpp>
+#include <max_rss/util/duration.hpp>
 #include <max_rss/exit_codes.hpp>
-#include <max_rss/export.hpp>
-#include <max_rss/plot.hpp>
-#include <max_rss/report.hpp>
-#include <max_rss/size.hpp>
+#include <max_rss/report/export.hpp>
+#include <max_rss/report/plot.hpp>
+#include <max_rss/report/report.hpp>
+#include <max_rss/util/size.hpp>
 #include <max_rss/engine/measure.hpp>
-#include <max_rss/tree_view.hpp>
+#include <max_rss/report/tree_view.hpp>
 
-#include <max_rss/log.hpp>
+#include <max_rss/util/log.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -38,11 +39,6 @@ struct RunArgs {
     bool tree = false;
     bool cgroup = false;
 };
-
-bool stderr_wants_color() {
-    const char* no_color = std::getenv("NO_COLOR");
-    return ::isatty(STDERR_FILENO) && !(no_color && *no_color);
-}
 
 }  // namespace
 
@@ -159,7 +155,7 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
             attempt("-o", [&] { report->write_stream([&result](std::ostream& out) { write_report_json(out, result); }); });
         }
         if (plot) attempt("--plot", [&] { plot->write(render_plot_html(result)); });
-        if (args->tree) std::fputs(format_tree(result, stderr_wants_color()).c_str(), stderr);
+        if (args->tree) std::fputs(format_tree(result, color_wanted(STDERR_FILENO)).c_str(), stderr);
         if (!args->quiet) std::fputs(format_summary(result).c_str(), stderr);
         if (result.internal_error) {
             // The outputs above hold what was measured until max_rss failed.

@@ -10,25 +10,6 @@
 
 namespace max_rss {
 
-std::unique_ptr<Backend> make_ptrace_backend();
-std::unique_ptr<Backend> make_sample_backend();
-
-std::string_view backend_name(BackendKind kind) {
-    switch (kind) {
-        case BackendKind::Ptrace: return "ptrace";
-        case BackendKind::Sample: return "sample";
-    }
-    return "unknown";
-}
-
-std::unique_ptr<Backend> make_backend(BackendKind kind) {
-    switch (kind) {
-        case BackendKind::Ptrace: return make_ptrace_backend();
-        case BackendKind::Sample: return make_sample_backend();
-    }
-    return make_ptrace_backend();
-}
-
 RunResult measure(const MeasureOptions& options) {
     if (options.argv.empty()) throw TracerError("no command given");
     // The tick samples the tree every sample_interval_ns, and wakes the loop

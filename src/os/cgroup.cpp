@@ -1,5 +1,5 @@
 #include <max_rss/os/cgroup.hpp>
-#include <max_rss/procfs.hpp>
+#include <max_rss/procfs/procfs.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>

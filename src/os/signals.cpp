@@ -34,10 +34,6 @@ void on_alarm(int) { g_tick = 1; }
 
 }  // namespace
 
-std::string signal_name(int sig) {
-    const char* abbrev = sigabbrev_np(sig);
-    return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
-}
 
 SignalHub::SignalHub(Options options) : options_(options) {
     if (g_hub_exists) throw std::logic_error("SignalHub: only one may exist at a time");

@@ -1,4 +1,4 @@
-#include <max_rss/os/signals.hpp>
+#include <max_rss/util/text.hpp>
 #include <max_rss/os/wait_status.hpp>
 
 #include <sys/ptrace.h>
@@ -8,9 +8,6 @@
 #include <cstring>
 
 namespace max_rss {
-namespace {
-std::string sig_name(int sig) { return os::signal_name(sig); }
-}  // namespace
 
 bool is_stopping_signal(int sig) {
     return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
@@ -50,6 +47,17 @@ int WaitStatus::signal() const {
 
 bool WaitStatus::core_dumped() const { return WIFSIGNALED(raw_) && WCOREDUMP(raw_); }
 
+ExitStatus WaitStatus::exit_status() const {
+    ExitStatus exit;
+    if (WIFEXITED(raw_)) {
+        exit.code = WEXITSTATUS(raw_);
+    } else if (WIFSIGNALED(raw_)) {
+        exit.signal = WTERMSIG(raw_);
+        exit.core_dumped = WCOREDUMP(raw_);
+    }
+    return exit;
+}
+
 bool WaitStatus::is_terminal() const {
     auto k = kind();
     return k == StopKind::Exited || k == StopKind::Killed;
@@ -58,10 +66,10 @@ bool WaitStatus::is_terminal() const {
 std::string WaitStatus::describe() const {
     switch (kind()) {
         case StopKind::Exited: return "exited " + std::to_string(code());
-        case StopKind::Killed: return "killed by " + sig_name(signal());
-        case StopKind::SignalDelivery: return "signal " + sig_name(signal());
-        case StopKind::GroupStop: return "group-stop " + sig_name(signal());
-        case StopKind::EventStop: return "event-stop " + sig_name(signal());
+        case StopKind::Killed: return "killed by " + signal_name(signal());
+        case StopKind::SignalDelivery: return "signal " + signal_name(signal());
+        case StopKind::GroupStop: return "group-stop " + signal_name(signal());
+        case StopKind::EventStop: return "event-stop " + signal_name(signal());
         case StopKind::Fork: return "fork";
         case StopKind::Vfork: return "vfork";
         case StopKind::Clone: return "clone";

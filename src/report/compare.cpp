@@ -1,8 +1,9 @@
-#include <max_rss/compare.hpp>
+#include <max_rss/report/compare.hpp>
+#include <max_rss/util/text.hpp>
 
-#include <max_rss/json_text.hpp>
-#include <max_rss/size.hpp>
-#include <max_rss/standard_fds.hpp>
+#include <max_rss/report/json_text.hpp>
+#include <max_rss/util/size.hpp>
+#include <max_rss/os/standard_fds.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -30,24 +31,6 @@ constexpr uint64_t supported_schema_version = 1;
 
 [[noreturn]] void fail(std::string_view source, std::string_view message) {
     throw ReportError(fmt::format("{}: {}", source, message));
-}
-
-bool is_shell_safe(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
-}
-
-std::string shell_quote(std::string_view word) {
-    if (!word.empty() && std::all_of(word.begin(), word.end(), is_shell_safe)) return std::string(word);
-    std::string quoted = "'";
-    for (char c : word) {
-        if (c == '\'') {
-            quoted += "'\\''";
-        } else {
-            quoted += c;
-        }
-    }
-    return quoted + "'";
 }
 
 // A JSON number as whole bytes: non-negative, finite, below 2^64.
@@ -139,12 +122,6 @@ double relative_change(uint64_t before, uint64_t after) {
     return (static_cast<double>(after) - static_cast<double>(before)) / static_cast<double>(before);
 }
 
-// Terminal columns of UTF-8 text, counting each code point as one.
-size_t display_width(std::string_view text) {
-    return static_cast<size_t>(
-        std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
-
 std::string pad_right(std::string_view text, size_t width) {
     const size_t used = display_width(text);
     return std::string(text) + std::string(width > used ? width - used : 0, ' ');
@@ -164,15 +141,6 @@ std::string format_threshold(double threshold) {
 }
 
 }  // namespace
-
-std::string shell_join(std::span<const std::string> argv) {
-    std::string line;
-    for (const std::string& word : argv) {
-        if (!line.empty()) line += ' ';
-        line += shell_quote(word);
-    }
-    return line;
-}
 
 std::vector<MeasuredPeak> read_measurements(const nlohmann::json& report, std::string_view source) {
     if (!report.is_object()) fail(source, "not a max_rss report (not a JSON object)");

@@ -1,6 +1,7 @@
-#include <max_rss/console.hpp>
+#include <max_rss/report/console.hpp>
+#include <max_rss/util/text.hpp>
 #include <max_rss/report/words.hpp>
-#include <max_rss/size.hpp>
+#include <max_rss/util/size.hpp>
 
 #include <fmt/format.h>
 
@@ -20,17 +21,6 @@ std::string short_command(const Program* program, size_t max_chars) {
     return s;
 }
 
-namespace {
-std::string describe_exit(const ExitStatus& e) {
-    if (e.code) return fmt::format("exit code {}", *e.code);
-    if (e.signal) {
-        const char* abbrev = sigabbrev_np(*e.signal);
-        return fmt::format("killed by SIG{}{}", abbrev ? abbrev : std::to_string(*e.signal),
-                           e.core_dumped ? " (core dumped)" : "");
-    }
-    return "exit unknown";
-}
-}  // namespace
 
 std::string format_summary(const RunResult& r) {
     size_t images = 0;

@@ -1,13 +1,13 @@
-#include <max_rss/export.hpp>
+#include <max_rss/report/export.hpp>
 
 #include <ostream>
 #include <streambuf>
 
-#include <max_rss/bench.hpp>
-#include <max_rss/json_text.hpp>
-#include <max_rss/standard_fds.hpp>
-#include <max_rss/stats.hpp>
-#include <max_rss/utf8.hpp>
+#include <max_rss/report/bench_console.hpp>
+#include <max_rss/report/json_text.hpp>
+#include <max_rss/os/standard_fds.hpp>
+#include <max_rss/bench/stats.hpp>
+#include <max_rss/util/utf8.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
-#include <max_rss/json_text.hpp>
+#include <max_rss/report/json_text.hpp>
 
-#include <max_rss/utf8.hpp>
+#include <max_rss/util/utf8.hpp>
 
 #include <algorithm>
 

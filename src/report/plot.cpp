@@ -1,8 +1,9 @@
-#include <max_rss/console.hpp>
-#include <max_rss/plot.hpp>
+#include <max_rss/report/console.hpp>
+#include <max_rss/util/text.hpp>
+#include <max_rss/report/plot.hpp>
 #include <max_rss/report/words.hpp>
-#include <max_rss/size.hpp>
-#include <max_rss/utf8.hpp>
+#include <max_rss/util/size.hpp>
+#include <max_rss/util/utf8.hpp>
 
 #include <fmt/format.h>
 
@@ -81,18 +82,6 @@ figcaption ul { margin: 2px 0 0 0; padding-left: 20px; color: #8a4b00; }
 // A coordinate for SVG: one decimal is finer than a pixel.
 std::string px(double v) { return fmt::format("{:.1f}", v); }
 
-// Words that need no quoting in a shell; anything else is single-quoted.
-std::string shell_quote(const std::string& arg) {
-    if (arg.empty()) return "''";
-    bool plain = std::all_of(arg.begin(), arg.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
-    });
-    if (plain) return arg;
-    std::string out = "'";
-    for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
 
 std::string command_line(const std::vector<std::string>& argv) {
     std::string s;
@@ -119,19 +108,6 @@ std::string format_duration_ns(int64_t ns) {
     return fmt::format("{:g} s", std::round(v / 1e7) / 1e2);
 }
 
-struct Unit {
-    const char* name;
-    double bytes;
-};
-
-// The unit a peak of max_bytes reads best in.
-Unit unit_for(double max_bytes) {
-    if (max_bytes >= TiB) return {"TiB", TiB};
-    if (max_bytes >= GiB) return {"GiB", GiB};
-    if (max_bytes >= MiB) return {"MiB", MiB};
-    if (max_bytes >= KiB) return {"KiB", KiB};
-    return {"B", 1};
-}
 
 // An axis from 0 to top with ticks at multiples of step.
 struct Ticks {
@@ -235,7 +211,7 @@ std::string x_axis(const Ticks& ticks, double plot_x0, double plot_x1, double pl
 }
 
 // The memory axis at the left of the plot area, with horizontal grid lines.
-std::string y_axis(const Ticks& ticks, const Unit& unit) {
+std::string y_axis(const Ticks& ticks, const ByteUnit& unit) {
     std::string s = "<g class=\"y-axis\">\n";
     for (double v : ticks.values) {
         double y = PLOT_Y1 - (PLOT_Y1 - PLOT_Y0) * v / ticks.top;
@@ -276,11 +252,7 @@ std::string caption(const RunResult& r, size_t points) {
     else
         s += fmt::format(" · {} sample{}, interval unknown", points, points == 1 ? "" : "s");
     s += fmt::format(" · wall {:.3f} s", r.wall_seconds);
-    if (r.exit.signal) {
-        const char* abbrev = sigabbrev_np(*r.exit.signal);
-        s += abbrev ? fmt::format(" · killed by SIG{}", abbrev) : fmt::format(" · killed by signal {}", *r.exit.signal);
-    }
-    else if (r.exit.code && *r.exit.code != 0) s += fmt::format(" · exit code {}", *r.exit.code);
+    if (r.exit.signal || (r.exit.code && *r.exit.code != 0)) s += " · " + describe_exit(r.exit);
     if (r.degraded || !r.warnings.empty()) {
         s += "<ul>";
         if (r.degraded) s += "<li>degraded run: ptrace was unavailable, figures are partial</li>";
@@ -295,9 +267,7 @@ std::string caption(const RunResult& r, size_t points) {
 constexpr double MARK_FONT_PX = 12.5;
 
 double text_width(std::string_view text, double font_px) {
-    size_t chars = 0;
-    for (char c : text)
-        if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++chars;
+    const size_t chars = display_width(text);
     return static_cast<double>(chars) * font_px * 0.6;
 }
 
@@ -396,7 +366,7 @@ std::string timeline_svg(const RunResult& r) {
     // Scales.
     const double tree_bytes = static_cast<double>(r.peak.tree_bytes);
     const double max_bytes = std::max(max_stack, tree_bytes);
-    const Unit unit = unit_for(max_bytes);
+    const ByteUnit unit = unit_for_bytes(max_bytes);
     // Headroom above the highest mark for the labels that sit over it.
     const Ticks y_ticks = nice_ticks(max_bytes * 1.06 / unit.bytes, 6);
     const double t_end_s = std::max(static_cast<double>(points.back().t_ns) / 1e9, r.wall_seconds);
@@ -525,7 +495,7 @@ std::string bars_svg(const RunResult& r) {
 
     double max_bytes = static_cast<double>(r.peak.tree_bytes);
     for (const Process* p : procs) max_bytes = std::max(max_bytes, static_cast<double>(p->peak_rss_bytes));
-    const Unit unit = unit_for(max_bytes);
+    const ByteUnit unit = unit_for_bytes(max_bytes);
     const Ticks ticks = nice_ticks(max_bytes / unit.bytes, 7);
     auto x_of = [&](double bytes) { return bar_x0 + (bar_x1 - bar_x0) * (bytes / unit.bytes) / ticks.top; };
 

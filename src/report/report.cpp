@@ -1,8 +1,8 @@
-#include <max_rss/report.hpp>
+#include <max_rss/report/report.hpp>
 #include <max_rss/report/words.hpp>
 
-#include <max_rss/json_text.hpp>
-#include <max_rss/utf8.hpp>
+#include <max_rss/report/json_text.hpp>
+#include <max_rss/util/utf8.hpp>
 
 namespace max_rss {
 namespace {

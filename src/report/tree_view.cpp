@@ -1,6 +1,7 @@
-#include <max_rss/console.hpp>
-#include <max_rss/size.hpp>
-#include <max_rss/tree_view.hpp>
+#include <max_rss/report/console.hpp>
+#include <max_rss/util/text.hpp>
+#include <max_rss/util/size.hpp>
+#include <max_rss/report/tree_view.hpp>
 
 #include <fmt/format.h>
 
@@ -22,19 +23,7 @@ constexpr std::string_view BOLD = "\x1b[1m";
 constexpr std::string_view RED = "\x1b[31m";
 constexpr std::string_view RESET = "\x1b[0m";
 
-// Terminal columns of UTF-8 text whose characters are all one column wide
-// (digits, box drawing, "×"): what the padded columns hold.
-size_t columns(std::string_view text) {
-    size_t n = 0;
-    for (char c : text)
-        if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++n;
-    return n;
-}
 
-std::string signal_name(int sig) {
-    const char* abbrev = sigabbrev_np(sig);
-    return abbrev ? std::string("SIG") + abbrev : fmt::format("signal {}", sig);
-}
 
 std::string image_peak(const Image& img) {
     if (img.origin == ImageOrigin::SharedMm) return "shared mm";
@@ -67,7 +56,7 @@ Notes notes_of(const Process& p) {
     if (p.threads > 1) parts.push_back(fmt::format("{} threads", p.threads));
     if (p.shares_mm_with) parts.push_back(fmt::format("shares memory of {}", *p.shares_mm_with));
     if (p.exit.signal) {
-        parts.push_back("killed by " + signal_name(*p.exit.signal) + (p.exit.core_dumped ? " (core dumped)" : ""));
+        parts.push_back(describe_exit(p.exit));
         n.failed = true;
     } else if (p.exit.code && *p.exit.code != 0) {
         parts.push_back(fmt::format("exit {}", *p.exit.code));
@@ -214,13 +203,13 @@ std::string format_tree(const RunResult& result, bool color) {
     const std::vector<Row> rows = TreeFormatter(result).rows();
     size_t left = 0, peak = 0;
     for (const auto& row : rows) {
-        left = std::max(left, columns(row.tree) + columns(row.pid));
-        peak = std::max(peak, columns(row.peak));
+        left = std::max(left, display_width(row.tree) + display_width(row.pid));
+        peak = std::max(peak, display_width(row.peak));
     }
     std::string out;
     for (const auto& row : rows) {
-        const size_t pad_pid = left - columns(row.tree) - columns(row.pid);
-        const std::string pad_peak(peak - columns(row.peak), ' ');
+        const size_t pad_pid = left - display_width(row.tree) - display_width(row.pid);
+        const std::string pad_peak(peak - display_width(row.peak), ' ');
         if (color && !row.tree.empty()) out += fmt::format("{}{}{}", DIM, row.tree, RESET);
         else out += row.tree;
         out += row.pid + std::string(pad_pid, ' ') + "  " + pad_peak;

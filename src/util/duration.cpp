@@ -1,4 +1,4 @@
-#include <max_rss/duration.hpp>
+#include <max_rss/util/duration.hpp>
 
 #include <charconv>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include <max_rss/log.hpp>
+#include <max_rss/util/log.hpp>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>

@@ -1,4 +1,4 @@
-#include <max_rss/size.hpp>
+#include <max_rss/util/size.hpp>
 
 #include <fmt/format.h>
 
@@ -97,17 +97,28 @@ std::optional<uint64_t> parse_size(std::string_view text) {
     return bytes;
 }
 
-std::string format_bytes(uint64_t bytes) {
-    if (bytes < 1024) return fmt::format("{} B", bytes);
-    static constexpr std::array<std::string_view, 6> units = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double value = static_cast<double>(bytes) / 1024.0;
-    size_t unit = 0;
+ByteUnit unit_for_bytes(double bytes) {
+    static constexpr std::array<std::string_view, 7> names = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (std::round(bytes) < 1024) return {names[0], 1};
+    double scale = 1024;
+    size_t index = 1;
     // Compare the value as it will be printed, so rounding never shows 1024.0.
-    while (unit + 1 < units.size() && std::round(value * 10.0) / 10.0 >= 1024.0) {
-        value /= 1024.0;
-        ++unit;
+    while (index + 1 < names.size() && std::round(bytes / scale * 10.0) / 10.0 >= 1024.0) {
+        scale *= 1024;
+        ++index;
     }
-    return fmt::format("{:.1f} {}", value, units[unit]);
+    return {names[index], scale};
+}
+
+std::string format_in_unit(double bytes, ByteUnit unit) {
+    if (unit.bytes == 1) return fmt::format("{:.0f} B", bytes);
+    return fmt::format("{:.1f} {}", bytes / unit.bytes, unit.name);
+}
+
+std::string format_bytes(uint64_t bytes) {
+    if (bytes < 1024) return fmt::format("{} B", bytes);  // exact, whatever a double holds
+    const auto value = static_cast<double>(bytes);
+    return format_in_unit(value, unit_for_bytes(value));
 }
 
 std::optional<double> parse_percent(std::string_view text) {

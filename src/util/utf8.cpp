@@ -1,4 +1,4 @@
-#include <max_rss/utf8.hpp>
+#include <max_rss/util/utf8.hpp>
 
 #include <array>
 #include <cstdint>

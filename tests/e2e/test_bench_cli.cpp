@@ -3,7 +3,7 @@
 // [N, N + 2.5] MiB (the touch fixture's baseline is about 1.2 MiB).
 #include "helpers.hpp"
 
-#include <max_rss/compare.hpp>
+#include <max_rss/report/compare.hpp>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

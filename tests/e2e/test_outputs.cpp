@@ -7,8 +7,8 @@
 #include "helpers.hpp"
 #include "temp_dir.hpp"
 
-#include <max_rss/compare.hpp>
-#include <max_rss/utf8.hpp>
+#include <max_rss/report/compare.hpp>
+#include <max_rss/util/utf8.hpp>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

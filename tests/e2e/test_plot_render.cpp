@@ -1,7 +1,7 @@
 // The plot page rendered by a real browser: headless Chromium screenshots it,
 // and the PNG must have the window's size and clearly more in it than a blank
 // page screenshotted the same way.
-#include <max_rss/plot.hpp>
+#include <max_rss/report/plot.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -10,7 +10,7 @@
 //   - parse_cmdline's arguments joined with NULs give the text back, less one
 //     final NUL.
 // Run: fuzz_procfs -max_total_time=60 NEW_INPUTS_DIR tests/data/proc   (seeds read recursively)
-#include <max_rss/procfs.hpp>
+#include <max_rss/procfs/procfs.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -1,9 +1,9 @@
 // Degraded runs (sampled, not traced) and the tracer's warnings reach bench's
 // summary, its exports and compare's stderr.
-#include <max_rss/bench.hpp>
-#include <max_rss/compare.hpp>
-#include <max_rss/export.hpp>
-#include <max_rss/stats.hpp>
+#include <max_rss/report/bench_console.hpp>
+#include <max_rss/report/compare.hpp>
+#include <max_rss/report/export.hpp>
+#include <max_rss/bench/stats.hpp>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

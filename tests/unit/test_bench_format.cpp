@@ -1,5 +1,5 @@
 // The human output of `max_rss bench`, compared as exact strings.
-#include <max_rss/bench.hpp>
+#include <max_rss/report/bench_console.hpp>
 
 #include <catch2/catch.hpp>
 

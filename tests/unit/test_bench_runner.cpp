@@ -1,5 +1,5 @@
 // The bench loop on a fake executor, and command splitting.
-#include <max_rss/bench.hpp>
+#include <max_rss/bench/runner.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include <max_rss/compare.hpp>
+#include <max_rss/report/compare.hpp>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // What compare refuses to read: unknown versions, deep nesting, too many
 // values; and what it skips as it reads (processes, timeline, run fields).
-#include <max_rss/compare.hpp>
+#include <max_rss/report/compare.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include <max_rss/export.hpp>
+#include <max_rss/report/export.hpp>
 
 #include "../e2e/temp_dir.hpp"
 

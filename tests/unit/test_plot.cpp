@@ -1,4 +1,4 @@
-#include <max_rss/plot.hpp>
+#include <max_rss/report/plot.hpp>
 
 #include <catch2/catch.hpp>
 

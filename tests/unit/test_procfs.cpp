@@ -1,4 +1,4 @@
-#include <max_rss/procfs.hpp>
+#include <max_rss/procfs/procfs.hpp>
 
 #include <catch2/catch.hpp>
 

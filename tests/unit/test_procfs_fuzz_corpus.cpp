@@ -17,7 +17,7 @@
 //     real one: only the kB figures are held to the truth there. Likewise a
 //     space or newline flipped into statm splits a field and shifts the rest:
 //     there only the absence of a crash is checked.
-#include <max_rss/procfs.hpp>
+#include <max_rss/procfs/procfs.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -1,11 +1,11 @@
 // Every serializer of user-controlled text (run report, bench exports, plot,
 // compare's reader) on argv and paths that are not UTF-8: the output stays
 // valid, and the JSON ones carry the exact bytes in KEY_base64.
-#include <max_rss/compare.hpp>
-#include <max_rss/export.hpp>
-#include <max_rss/plot.hpp>
-#include <max_rss/report.hpp>
-#include <max_rss/utf8.hpp>
+#include <max_rss/report/compare.hpp>
+#include <max_rss/report/export.hpp>
+#include <max_rss/report/plot.hpp>
+#include <max_rss/report/report.hpp>
+#include <max_rss/util/utf8.hpp>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

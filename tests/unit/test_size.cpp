@@ -1,4 +1,4 @@
-#include <max_rss/size.hpp>
+#include <max_rss/util/size.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include <max_rss/tree_view.hpp>
+#include <max_rss/report/tree_view.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // UTF-8 validity, U+FFFD replacement and base64: what lets reports carry argv
 // and paths that are not UTF-8.
-#include <max_rss/utf8.hpp>
+#include <max_rss/util/utf8.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <max_rss/model.hpp>
-#include <max_rss/procfs.hpp>
+#include <max_rss/procfs/procfs.hpp>
 
 #include <sys/types.h>
 

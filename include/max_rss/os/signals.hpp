@@ -15,9 +15,6 @@
 
 namespace max_rss::os {
 
-// "SIGTERM" for 15, "signal 99" for what has no name.
-std::string signal_name(int sig);
-
 // The signals max_rss passes on to the program when they are sent to max_rss
 // itself (kill, systemd, a CI runner's timeout).
 inline constexpr int kTerminationSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};

@@ -1,6 +1,8 @@
 // A raw waitpid() status, classified: pure code, unit-tested on constructed values.
 #pragma once
 
+#include <max_rss/model.hpp>
+
 #include <string>
 
 namespace max_rss {
@@ -35,6 +37,8 @@ public:
     [[nodiscard]] bool core_dumped() const;
     // True for the kinds after which the task no longer exists.
     [[nodiscard]] bool is_terminal() const;
+    // Exited or Killed: how it ended. Empty otherwise.
+    [[nodiscard]] ExitStatus exit_status() const;
 
     [[nodiscard]] std::string describe() const;  // for debug logs
 

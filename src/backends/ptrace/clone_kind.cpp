@@ -1,6 +1,6 @@
 #include "clone_kind.hpp"
 
-#include <max_rss/procfs.hpp>
+#include <max_rss/procfs/procfs.hpp>
 
 #include <linux/sched.h>
 #include <sys/ptrace.h>

@@ -14,7 +14,7 @@
 #include <max_rss/backends/backend.hpp>
 #include <max_rss/backends/forwarding.hpp>
 #include <max_rss/errors.hpp>
-#include <max_rss/log.hpp>
+#include <max_rss/util/log.hpp>
 #include <max_rss/os/launch.hpp>
 
 #include <sys/ptrace.h>
@@ -318,13 +318,7 @@ void PtraceBackend::adopt_held() {
 void PtraceBackend::on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage) {
     held_.erase(tid);
     if (!held_.empty()) adopt_held();
-    ExitStatus exit;
-    if (ws.kind() == StopKind::Exited) {
-        exit.code = ws.code();
-    } else {
-        exit.signal = ws.signal();
-        exit.core_dumped = ws.core_dumped();
-    }
+    const ExitStatus exit = ws.exit_status();
     OptionalBytes ru_maxrss;
     if (usage) ru_maxrss = static_cast<uint64_t>(usage->ru_maxrss) * 1024;
     context_->recorder.task_reaped(tid, exit, ru_maxrss);

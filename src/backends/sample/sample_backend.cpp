@@ -7,9 +7,9 @@
 // with --backend sample.
 #include <max_rss/backends/backend.hpp>
 #include <max_rss/backends/forwarding.hpp>
-#include <max_rss/log.hpp>
+#include <max_rss/util/log.hpp>
 #include <max_rss/os/launch.hpp>
-#include <max_rss/procfs.hpp>
+#include <max_rss/procfs/procfs.hpp>
 #include <max_rss/report/words.hpp>
 
 #include <dirent.h>
@@ -113,9 +113,7 @@ void SampleBackend::run(RunContext& context) {
         const os::WaitResult w = context.signals.wait_any(false);
         if (w.kind == os::WaitResult::Kind::NoChildren) break;
         if (w.kind == os::WaitResult::Kind::Interrupted || !w.status.is_terminal()) continue;
-        ExitStatus exit;
-        if (w.status.kind() == StopKind::Exited) exit.code = w.status.code();
-        else exit.signal = w.status.signal();
+        const ExitStatus exit = w.status.exit_status();
         OptionalBytes ru_maxrss;
         if (w.usage) ru_maxrss = static_cast<uint64_t>(w.usage->ru_maxrss) * 1024;
         // Sampling misses a process's last moments; wait4's figure covers

@@ -2,7 +2,7 @@
 // Pure functions.
 #pragma once
 
-#include <max_rss/bench_model.hpp>
+#include <max_rss/bench/model.hpp>
 
 #include <optional>
 #include <span>

@@ -1,4 +1,4 @@
-#include <max_rss/stats.hpp>
+#include <max_rss/bench/stats.hpp>
 
 #include <algorithm>
 #include <cmath>

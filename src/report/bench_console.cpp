@@ -1,8 +1,8 @@
 // The human output of `max_rss bench`, as strings.
-#include <max_rss/bench.hpp>
+#include <max_rss/report/bench_console.hpp>
 
-#include <max_rss/size.hpp>
-#include <max_rss/stats.hpp>
+#include <max_rss/util/size.hpp>
+#include <max_rss/bench/stats.hpp>
 
 #include <fmt/format.h>
 
@@ -27,33 +27,9 @@ std::string paint(std::string_view text, std::string_view colour, bool color) {
     return fmt::format("{}{}{}", colour, text, kReset);
 }
 
-// A binary unit, chosen once for a group of figures so they read alike.
-struct Unit {
-    std::string_view name;
-    double bytes = 1;
-};
-
-// The unit format_bytes() would pick for bytes: the largest that keeps the
-// rounded value below 1024.
-Unit unit_for(double bytes) {
-    static constexpr std::array<std::string_view, 7> names = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    if (std::round(bytes) < 1024) return {names[0], 1};
-    double scale = 1024;
-    size_t index = 1;
-    while (index + 1 < names.size() && std::round(bytes / scale * 10.0) / 10.0 >= 1024.0) {
-        scale *= 1024;
-        ++index;
-    }
-    return {names[index], scale};
-}
-
-std::string in_unit(double bytes, const Unit& unit) {
-    if (unit.bytes == 1) return fmt::format("{:.0f} B", bytes);
-    return fmt::format("{:.1f} {}", bytes / unit.bytes, unit.name);
-}
 
 // Right-aligns a figure in the statistics columns.
-std::string column(double bytes, const Unit& unit) { return fmt::format("{:>10}", in_unit(bytes, unit)); }
+std::string column(double bytes, const ByteUnit& unit) { return fmt::format("{:>10}", format_in_unit(bytes, unit)); }
 
 std::string hms(double seconds) {
     const auto total = static_cast<long long>(std::llround(std::max(0.0, seconds)));
@@ -94,9 +70,9 @@ std::string format_bench_statistics(const BenchResult& result, bool color) {
     if (result.runs.empty()) return {};
     const Summary peak = summarize_peak_bytes(result);
     const auto ru_maxrss = summarize_ru_maxrss_bytes(result);
-    const Unit unit = unit_for(peak.mean);
+    const ByteUnit unit = unit_for_bytes(peak.mean);
     const std::string bracket =
-        ru_maxrss ? fmt::format("    [ru_maxrss: {}]", paint(in_unit(ru_maxrss->mean, unit), kDim, color)) : "";
+        ru_maxrss ? fmt::format("    [ru_maxrss: {}]", paint(format_in_unit(ru_maxrss->mean, unit), kDim, color)) : "";
 
     if (result.runs.size() == 1) {
         return fmt::format("  Peak (abs ≡):      {}{}\n", paint(column(peak.mean, unit), kBoldGreen, color), bracket);

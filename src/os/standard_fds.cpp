@@ -1,4 +1,4 @@
-#include <max_rss/standard_fds.hpp>
+#include <max_rss/os/standard_fds.hpp>
 
 #include <atomic>
 #include <cerrno>

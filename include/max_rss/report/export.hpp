@@ -2,7 +2,7 @@
 // file (or on stdout). Markdown, CSV and JSON share one model: BenchResult.
 #pragma once
 
-#include <max_rss/bench_model.hpp>
+#include <max_rss/bench/model.hpp>
 
 #include <functional>
 #include <iosfwd>

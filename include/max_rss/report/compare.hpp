@@ -3,6 +3,8 @@
 // threshold. Everything but load_report() is pure.
 #pragma once
 
+#include <max_rss/util/text.hpp>
+
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
@@ -31,10 +33,8 @@ struct MeasuredPeak {
     size_t runs = 1;
 };
 
-// Joins argv into one shell command line, quoting only the words that need it
-// ('...' with ' written as '\''), so that `max_rss -- sleep 1` and
-// `max_rss bench 'sleep 1'` name the same command.
-std::string shell_join(std::span<const std::string> argv);
+// A run report's command is named by shell_join() (util/text.hpp), so that
+// `max_rss -- sleep 1` and `max_rss bench 'sleep 1'` name the same command.
 
 // What compare reads of a report at most. A max_rss report is nested 6 deep;
 // a run of 10,000 processes writes 8 MB; its longest string is an argv word

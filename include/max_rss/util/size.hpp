@@ -29,6 +29,17 @@ std::optional<uint64_t> parse_size(std::string_view text);
 // 1048575 bytes prints "1.0 MiB", not "1024.0 KiB".
 std::string format_bytes(uint64_t bytes);
 
+// A binary unit ("B", "KiB", ... "EiB") and its size, chosen once for a group
+// of figures (a table, an axis) so that they read alike.
+struct ByteUnit {
+    std::string_view name;
+    double bytes = 1;
+};
+// The unit format_bytes() picks for bytes.
+ByteUnit unit_for_bytes(double bytes);
+// bytes in unit, as format_bytes() writes it: "512 B", "100.0 MiB".
+std::string format_in_unit(double bytes, ByteUnit unit);
+
 // Parses a threshold such as "5%", "5" or "0.5%" into a fraction (0.05, 0.05,
 // 0.005): a bare number is a percentage too. Digits with an optional fraction,
 // an optional '%' (spaces allowed before it and around the whole); nullopt for

@@ -1,0 +1,24 @@
+#include <max_rss/backends/backend.hpp>
+
+namespace max_rss {
+
+std::unique_ptr<Backend> make_ptrace_backend();
+std::unique_ptr<Backend> make_sample_backend();
+
+std::string_view backend_name(BackendKind kind) {
+    switch (kind) {
+        case BackendKind::Ptrace: return "ptrace";
+        case BackendKind::Sample: return "sample";
+    }
+    return "unknown";
+}
+
+std::unique_ptr<Backend> make_backend(BackendKind kind) {
+    switch (kind) {
+        case BackendKind::Ptrace: return make_ptrace_backend();
+        case BackendKind::Sample: return make_sample_backend();
+    }
+    return make_ptrace_backend();
+}
+
+}  // namespace max_rss
