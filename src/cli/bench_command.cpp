@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <max_rss/exit_codes.hpp>
+#include <max_rss/os/export_target.hpp>
 #include <max_rss/report/export.hpp>
 #include <max_rss/os/launch.hpp>
 #include <max_rss/util/size.hpp>

@@ -4,6 +4,7 @@
 #include <max_rss/report/console.hpp>
 #include <max_rss/util/duration.hpp>
 #include <max_rss/exit_codes.hpp>
+#include <max_rss/os/export_target.hpp>
 #include <max_rss/report/export.hpp>
 #include <max_rss/report/plot.hpp>
 #include <max_rss/report/report.hpp>

@@ -1,6 +1,8 @@
 #include <max_rss/report/console.hpp>
 #include <max_rss/util/text.hpp>
 #include <max_rss/report/plot.hpp>
+#include <max_rss/report/svg.hpp>
+#include <max_rss/util/duration.hpp>
 #include <max_rss/report/words.hpp>
 #include <max_rss/util/size.hpp>
 #include <max_rss/util/utf8.hpp>
@@ -17,28 +19,12 @@
 
 namespace max_rss {
 
-std::string html_escape(std::string_view raw) {
-    // The page says charset=utf-8: bytes that are not UTF-8 become U+FFFD.
-    const std::string text = to_valid_utf8(raw);
-    std::string out;
-    out.reserve(text.size());
-    for (char c : text) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            case '\'': out += "&#39;"; break;
-            default:
-                // Control characters are not allowed in XML and mean nothing in a label.
-                if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) out += '?';
-                else out += c;
-        }
-    }
-    return out;
-}
 
 namespace {
+
+std::string command_text(const std::vector<std::string>& argv) {
+    return argv.empty() ? "(no command)" : shell_join(argv);
+}
 
 constexpr double KiB = 1024.0;
 constexpr double MiB = 1024.0 * KiB;
@@ -79,95 +65,12 @@ figcaption { font-size: 13.5px; line-height: 1.5; margin-top: 4px; color: #333; 
 figcaption ul { margin: 2px 0 0 0; padding-left: 20px; color: #8a4b00; }
 )";
 
-// A coordinate for SVG: one decimal is finer than a pixel.
-std::string px(double v) { return fmt::format("{:.1f}", v); }
 
 
-std::string command_line(const std::vector<std::string>& argv) {
-    std::string s;
-    for (const auto& a : argv) s += (s.empty() ? "" : " ") + shell_quote(a);
-    return s.empty() ? "(no command)" : s;
-}
-
-// Cuts text to at most max_chars (>= 1) characters, UTF-8 aware, ending in "…".
-std::string truncate(const std::string& text, size_t max_chars) {
-    size_t chars = 0, cut = 0;
-    for (size_t i = 0; i < text.size(); ++i) {
-        if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
-        if (chars == max_chars - 1) cut = i;
-        if (++chars > max_chars) return text.substr(0, cut) + "…";
-    }
-    return text;
-}
-
-std::string format_duration_ns(int64_t ns) {
-    double v = static_cast<double>(ns);
-    if (ns < 1000) return fmt::format("{} ns", ns);
-    if (ns < 1000000) return fmt::format("{:g} µs", std::round(v / 1e1) / 1e2);
-    if (ns < 1000000000) return fmt::format("{:g} ms", std::round(v / 1e4) / 1e2);
-    return fmt::format("{:g} s", std::round(v / 1e7) / 1e2);
-}
 
 
-// An axis from 0 to top with ticks at multiples of step.
-struct Ticks {
-    double step = 1;
-    double top = 1;  // where the axis ends
-    int decimals = 0;
-    std::vector<double> values;
-};
 
-// Ticks at 1, 2, 2.5 or 5 times a power of ten, about target_count of them.
-// With round_up the axis ends at the first tick at or above max_value (room
-// above the data, as little as the steps allow); without, it ends at
-// max_value itself (time axes fill the width).
-Ticks nice_ticks(double max_value, int target_count, bool round_up = true) {
-    if (!(max_value > 0)) max_value = 1;
-    const double target = target_count;
-    const double k0 = std::floor(std::log10(max_value / target));
-    Ticks best;
-    double best_n = 0;
-    bool found = false;
-    for (double k = k0 - 1; k <= k0 + 1; ++k) {
-        for (double m : {1.0, 2.0, 2.5, 5.0}) {
-            const double step = m * std::pow(10.0, k);
-            const double n = round_up ? std::ceil(max_value / step - 1e-9) : std::floor(max_value / step + 1e-9);
-            if (n < 2 || n > target * 1.5) continue;
-            const double top = round_up ? n * step : max_value;
-            // Least wasted room first, then the count nearest the target.
-            bool better = !found || top < best.top - 1e-12 ||
-                          (std::fabs(top - best.top) <= 1e-12 && std::fabs(n - target) < std::fabs(best_n - target));
-            if (!better) continue;
-            found = true;
-            best.step = step;
-            best.top = top;
-            best_n = n;
-        }
-    }
-    if (!found) {  // cannot happen for finite positive values; stay safe anyway
-        best.step = max_value;
-        best.top = max_value;
-        best_n = 1;
-    }
-    for (int d = 0; d <= 12; ++d) {
-        double scaled = best.step * std::pow(10.0, d);
-        if (std::fabs(scaled - std::round(scaled)) < 1e-6 * std::max(1.0, scaled)) {
-            best.decimals = d;
-            break;
-        }
-    }
-    for (double i = 0; i <= best_n + 0.5; ++i) best.values.push_back(i * best.step);
-    return best;
-}
 
-// A time in seconds with three significant digits, never in exponent form.
-std::string seconds_label(double s) {
-    if (s >= 100) return fmt::format("{:.0f}", s);
-    if (s <= 0) return "0";
-    return fmt::format("{:.3g}", s);
-}
-
-std::string tick_label(double value, int decimals) { return fmt::format("{:.{}f}", value, decimals); }
 
 // The program a process is best known by: its image with the largest peak
 // (the later one on a tie, which is the exec'd program rather than the fork).
@@ -186,49 +89,49 @@ std::string svg_open(double height, const std::string& label) {
     return fmt::format(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
         "role=\"img\" aria-label=\"{2}\">\n",
-        px(SVG_W), px(height), html_escape(label));
+        svg::px(SVG_W), svg::px(height), html_escape(label));
 }
 
 // The time axis at the bottom of the plot area, with vertical grid lines.
-std::string x_axis(const Ticks& ticks, double plot_x0, double plot_x1, double plot_y0, double plot_y1,
+std::string x_axis(const svg::Ticks& ticks, double plot_x0, double plot_x1, double plot_y0, double plot_y1,
                    const std::string& label) {
     std::string s = "<g class=\"x-axis\">\n";
     auto x_of = [&](double v) { return plot_x0 + (plot_x1 - plot_x0) * v / ticks.top; };
     for (double v : ticks.values) {
         double x = x_of(v);
-        s += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#e6e6e6\"/>\n", px(x),
-                         px(plot_y0), px(plot_y1));
-        s += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#444\"/>\n", px(x),
-                         px(plot_y1), px(plot_y1 + 5));
-        s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(x), px(plot_y1 + 19),
-                         tick_label(v, ticks.decimals));
+        s += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#e6e6e6\"/>\n", svg::px(x),
+                         svg::px(plot_y0), svg::px(plot_y1));
+        s += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#444\"/>\n", svg::px(x),
+                         svg::px(plot_y1), svg::px(plot_y1 + 5));
+        s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", svg::px(x), svg::px(plot_y1 + 19),
+                         svg::tick_label(v, ticks.decimals));
     }
-    s += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#444\"/>\n", px(plot_x0),
-                     px(plot_x1), px(plot_y1));
+    s += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#444\"/>\n", svg::px(plot_x0),
+                     svg::px(plot_x1), svg::px(plot_y1));
     s += fmt::format("<text class=\"axis-label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                     px((plot_x0 + plot_x1) / 2), px(plot_y1 + 40), html_escape(label));
+                     svg::px((plot_x0 + plot_x1) / 2), svg::px(plot_y1 + 40), html_escape(label));
     return s + "</g>\n";
 }
 
 // The memory axis at the left of the plot area, with horizontal grid lines.
-std::string y_axis(const Ticks& ticks, const ByteUnit& unit) {
+std::string y_axis(const svg::Ticks& ticks, const ByteUnit& unit) {
     std::string s = "<g class=\"y-axis\">\n";
     for (double v : ticks.values) {
         double y = PLOT_Y1 - (PLOT_Y1 - PLOT_Y0) * v / ticks.top;
-        s += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#e6e6e6\"/>\n", px(PLOT_X0),
-                         px(PLOT_X1), px(y));
-        s += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#444\"/>\n", px(PLOT_X0 - 5),
-                         px(PLOT_X0), px(y));
-        s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", px(PLOT_X0 - 8), px(y + 4),
-                         tick_label(v, ticks.decimals));
+        s += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#e6e6e6\"/>\n", svg::px(PLOT_X0),
+                         svg::px(PLOT_X1), svg::px(y));
+        s += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#444\"/>\n", svg::px(PLOT_X0 - 5),
+                         svg::px(PLOT_X0), svg::px(y));
+        s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", svg::px(PLOT_X0 - 8), svg::px(y + 4),
+                         svg::tick_label(v, ticks.decimals));
     }
-    s += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#444\"/>\n", px(PLOT_X0),
-                     px(PLOT_Y0), px(PLOT_Y1));
+    s += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#444\"/>\n", svg::px(PLOT_X0),
+                     svg::px(PLOT_Y0), svg::px(PLOT_Y1));
     double cy = (PLOT_Y0 + PLOT_Y1) / 2;
     s += fmt::format(
         "<text class=\"axis-label\" x=\"20\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {0})\">"
         "memory ({1})</text>\n",
-        px(cy), unit.name);
+        svg::px(cy), unit.name);
     return s + "</g>\n";
 }
 
@@ -262,34 +165,6 @@ std::string caption(const RunResult& r, size_t points) {
     return s + "</figcaption>\n";
 }
 
-// Label placement without a browser: text extents estimated from the
-// character count (DejaVu Sans and Liberation Sans average ~0.6 em).
-constexpr double MARK_FONT_PX = 12.5;
-
-double text_width(std::string_view text, double font_px) {
-    const size_t chars = display_width(text);
-    return static_cast<double>(chars) * font_px * 0.6;
-}
-
-struct Box {
-    double x0, x1, y0, y1;  // extent
-    double anchor_x, baseline;
-    bool end_anchored;
-
-    [[nodiscard]] bool overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
-    [[nodiscard]] Box moved_to_baseline(double b) const {
-        Box m = *this;
-        m.y0 += b - baseline;
-        m.y1 += b - baseline;
-        m.baseline = b;
-        return m;
-    }
-};
-
-Box label_box(double anchor_x, double baseline, bool end_anchored, double width) {
-    double x0 = end_anchored ? anchor_x - width : anchor_x;
-    return Box{x0, x0 + width, baseline - MARK_FONT_PX, baseline + 4, anchor_x, baseline, end_anchored};
-}
 
 struct Band {
     std::string name;    // command, already shortened
@@ -368,9 +243,9 @@ std::string timeline_svg(const RunResult& r) {
     const double max_bytes = std::max(max_stack, tree_bytes);
     const ByteUnit unit = unit_for_bytes(max_bytes);
     // Headroom above the highest mark for the labels that sit over it.
-    const Ticks y_ticks = nice_ticks(max_bytes * 1.06 / unit.bytes, 6);
+    const svg::Ticks y_ticks = svg::nice_ticks(max_bytes * 1.06 / unit.bytes, 6);
     const double t_end_s = std::max(static_cast<double>(points.back().t_ns) / 1e9, r.wall_seconds);
-    const Ticks x_ticks = nice_ticks(t_end_s > 0 ? t_end_s : 1e-3, 6, false);
+    const svg::Ticks x_ticks = svg::nice_ticks(t_end_s > 0 ? t_end_s : 1e-3, 6, false);
     auto x_of = [&](int64_t t_ns) {
         return PLOT_X0 + (PLOT_X1 - PLOT_X0) * (static_cast<double>(t_ns) / 1e9) / x_ticks.top;
     };
@@ -387,8 +262,8 @@ std::string timeline_svg(const RunResult& r) {
     for (const auto& band : bands) {
         std::string poly;
         for (size_t i = 0; i < n_points; ++i)
-            poly += px(x_of(points[i].t_ns)) + "," + px(y_of(base[i] + band.bytes[i])) + " ";
-        for (size_t i = n_points; i-- > 0;) poly += px(x_of(points[i].t_ns)) + "," + px(y_of(base[i])) + " ";
+            poly += svg::px(x_of(points[i].t_ns)) + "," + svg::px(y_of(base[i] + band.bytes[i])) + " ";
+        for (size_t i = n_points; i-- > 0;) poly += svg::px(x_of(points[i].t_ns)) + "," + svg::px(y_of(base[i])) + " ";
         poly.pop_back();
         s += fmt::format("<polygon fill=\"{}\" fill-opacity=\"0.9\" points=\"{}\"><title>{}</title></polygon>\n",
                          band.colour, poly, html_escape(band.tooltip));
@@ -399,7 +274,7 @@ std::string timeline_svg(const RunResult& r) {
     // The sampled total: the top of the stack, unless per-process figures
     // counted shared pages more than once.
     std::string line;
-    for (size_t i = 0; i < n_points; ++i) line += px(x_of(points[i].t_ns)) + "," + px(y_of(totals[i])) + " ";
+    for (size_t i = 0; i < n_points; ++i) line += svg::px(x_of(points[i].t_ns)) + "," + svg::px(y_of(totals[i])) + " ";
     line.pop_back();
     s += fmt::format(
         "<polyline class=\"total\" fill=\"none\" stroke=\"#222\" stroke-width=\"1.4\" points=\"{}\"/>\n", line);
@@ -411,9 +286,9 @@ std::string timeline_svg(const RunResult& r) {
     const bool peak_on_right = peak_x > (PLOT_X0 + PLOT_X1) / 2;
     const double peak_t_s = static_cast<double>(points[peak_point].t_ns) / 1e9;
     const std::string peak_label = fmt::format("sampled peak {} at {} s", format_bytes(points[peak_point].total_bytes),
-                                               seconds_label(peak_t_s));
-    Box peak_box = label_box(peak_on_right ? peak_x - 10 : peak_x + 10, peak_y + 20, peak_on_right,
-                             text_width(peak_label, MARK_FONT_PX));
+                                               svg::seconds_label(peak_t_s));
+    svg::Box peak_box = svg::label_box(peak_on_right ? peak_x - 10 : peak_x + 10, peak_y + 20, peak_on_right,
+                             svg::text_width(peak_label, svg::kLabelFontPx));
     // Below the point unless that would run into the time axis.
     if (peak_box.y1 > PLOT_Y1 - 4) peak_box = peak_box.moved_to_baseline(peak_y - 10);
     if (r.peak.tree_bytes > 0) {
@@ -421,61 +296,61 @@ std::string timeline_svg(const RunResult& r) {
         s += fmt::format(
             "<line class=\"tree-peak\" x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#000\" "
             "stroke-width=\"1.5\" stroke-dasharray=\"7 4\"/>\n",
-            px(PLOT_X0), px(PLOT_X1), px(y));
+            svg::px(PLOT_X0), svg::px(PLOT_X1), svg::px(y));
         // Above the line, at the end away from the sampled peak.
         const std::string text = tree_peak_text(r);
-        const Box box = label_box(peak_on_right ? PLOT_X0 + 8 : PLOT_X1 - 8, std::max(y - 7, PLOT_Y0 - 10.0),
-                                  !peak_on_right, text_width(text, MARK_FONT_PX));
+        const svg::Box box = svg::label_box(peak_on_right ? PLOT_X0 + 8 : PLOT_X1 - 8, std::max(y - 7, PLOT_Y0 - 10.0),
+                                  !peak_on_right, svg::text_width(text, svg::kLabelFontPx));
         if (box.overlaps(peak_box)) {
             // Only when the sampled total reached the headline figure: put the
             // point's label above the point, else clear of the line's label.
-            for (double baseline : {peak_y - 10, box.y1 + 6 + MARK_FONT_PX, box.y0 - 10}) {
-                const Box moved = peak_box.moved_to_baseline(baseline);
+            for (double baseline : {peak_y - 10, box.y1 + 6 + svg::kLabelFontPx, box.y0 - 10}) {
+                const svg::Box moved = peak_box.moved_to_baseline(baseline);
                 if (moved.y0 >= PLOT_Y0 - 20 && moved.y1 <= PLOT_Y1 - 4 && !moved.overlaps(box)) {
                     peak_box = moved;
                     break;
                 }
             }
         }
-        s += fmt::format("<text class=\"mark\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>\n", px(box.anchor_x),
-                         px(box.baseline), box.end_anchored ? "end" : "start", html_escape(text));
+        s += fmt::format("<text class=\"mark\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>\n", svg::px(box.anchor_x),
+                         svg::px(box.baseline), box.end_anchored ? "end" : "start", html_escape(text));
     }
     s += fmt::format("<circle class=\"sampled-peak\" cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"#fff\" stroke=\"#000\" "
                      "stroke-width=\"2\"/>\n",
-                     px(peak_x), px(peak_y));
-    s += fmt::format("<text class=\"mark\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>\n", px(peak_box.anchor_x),
-                     px(peak_box.baseline), peak_box.end_anchored ? "end" : "start", html_escape(peak_label));
+                     svg::px(peak_x), svg::px(peak_y));
+    s += fmt::format("<text class=\"mark\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>\n", svg::px(peak_box.anchor_x),
+                     svg::px(peak_box.baseline), peak_box.end_anchored ? "end" : "start", html_escape(peak_label));
 
     // Legend, top to bottom in the order the bands are stacked.
     s += "<g class=\"legend\">\n";
     double ly = PLOT_Y0 + 4;
     s += fmt::format("<text class=\"legend-title\" x=\"{}\" y=\"{}\">Processes by sampled peak</text>\n",
-                     px(LEGEND_X), px(ly));
+                     svg::px(LEGEND_X), svg::px(ly));
     ly += 26;
     for (size_t b = bands.size(); b-- > 0;) {
         const Band& band = bands[b];
         s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"14\" fill=\"{}\" stroke=\"#666\" "
                          "stroke-width=\"0.5\"/>\n",
-                         px(LEGEND_X), px(ly - 11), band.colour);
-        s += fmt::format("<text class=\"legend-name\" x=\"{}\" y=\"{}\">{}</text>\n", px(LEGEND_X + 22), px(ly),
+                         svg::px(LEGEND_X), svg::px(ly - 11), band.colour);
+        s += fmt::format("<text class=\"legend-name\" x=\"{}\" y=\"{}\">{}</text>\n", svg::px(LEGEND_X + 22), svg::px(ly),
                          html_escape(band.name));
-        s += fmt::format("<text class=\"legend-detail\" x=\"{}\" y=\"{}\">{}</text>\n", px(LEGEND_X + 22),
-                         px(ly + 16), html_escape(band.detail));
+        s += fmt::format("<text class=\"legend-detail\" x=\"{}\" y=\"{}\">{}</text>\n", svg::px(LEGEND_X + 22),
+                         svg::px(ly + 16), html_escape(band.detail));
         ly += 40;
     }
     ly += 4;
     s += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#000\" stroke-width=\"1.5\" "
                      "stroke-dasharray=\"7 4\"/>\n",
-                     px(LEGEND_X - 2), px(LEGEND_X + 16), px(ly - 4));
+                     svg::px(LEGEND_X - 2), svg::px(LEGEND_X + 16), svg::px(ly - 4));
     s += fmt::format("<text class=\"legend-name\" x=\"{}\" y=\"{}\">tree peak (headline)</text>\n",
-                     px(LEGEND_X + 22), px(ly));
+                     svg::px(LEGEND_X + 22), svg::px(ly));
     ly += 22;
     s += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#222\" stroke-width=\"1.4\"/>\n",
-                     px(LEGEND_X - 2), px(LEGEND_X + 16), px(ly - 4));
+                     svg::px(LEGEND_X - 2), svg::px(LEGEND_X + 16), svg::px(ly - 4));
     s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"#fff\" stroke=\"#000\" stroke-width=\"2\"/>\n",
-                     px(LEGEND_X + 7), px(ly - 4));
+                     svg::px(LEGEND_X + 7), svg::px(ly - 4));
     s += fmt::format("<text class=\"legend-name\" x=\"{}\" y=\"{}\">sampled total, its peak</text>\n",
-                     px(LEGEND_X + 22), px(ly));
+                     svg::px(LEGEND_X + 22), svg::px(ly));
     s += "</g>\n";
     return s + "</svg>\n";
 }
@@ -496,7 +371,7 @@ std::string bars_svg(const RunResult& r) {
     double max_bytes = static_cast<double>(r.peak.tree_bytes);
     for (const Process* p : procs) max_bytes = std::max(max_bytes, static_cast<double>(p->peak_rss_bytes));
     const ByteUnit unit = unit_for_bytes(max_bytes);
-    const Ticks ticks = nice_ticks(max_bytes / unit.bytes, 7);
+    const svg::Ticks ticks = svg::nice_ticks(max_bytes / unit.bytes, 7);
     auto x_of = [&](double bytes) { return bar_x0 + (bar_x1 - bar_x0) * (bytes / unit.bytes) / ticks.top; };
 
     const size_t n_points = r.timeline.points.size();
@@ -508,20 +383,20 @@ std::string bars_svg(const RunResult& r) {
     if (!procs.empty())
         s += x_axis(ticks, bar_x0, bar_x1, top - 8, bars_y1, fmt::format("peak memory ({})", unit.name));
     else
-        s += fmt::format("<text class=\"note\" x=\"{}\" y=\"{}\">no process was recorded</text>\n", px(bar_x0 + 10),
-                         px(top + 18));
+        s += fmt::format("<text class=\"note\" x=\"{}\" y=\"{}\">no process was recorded</text>\n", svg::px(bar_x0 + 10),
+                         svg::px(top + 18));
     double y = top;
     for (size_t i = 0; i < procs.size(); ++i, y += pitch) {
         const Process& p = *procs[i];
         const double w = x_of(static_cast<double>(p.peak_rss_bytes)) - bar_x0;
-        s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} (pid {})</text>\n", px(label_x),
-                         px(y + 13), html_escape(process_name(p, 36)), p.pid);
+        s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} (pid {})</text>\n", svg::px(label_x),
+                         svg::px(y + 13), html_escape(process_name(p, 36)), p.pid);
         s += fmt::format(
             "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"17\" fill=\"{}\"><title>{}</title></rect>\n",
-            px(bar_x0), px(y), px(std::max(w, 0.0)), PALETTE[0],
+            svg::px(bar_x0), svg::px(y), svg::px(std::max(w, 0.0)), PALETTE[0],
             html_escape(fmt::format("{} (pid {}): peak {}", short_command(main_program(p), 200), p.pid,
                                     format_bytes(p.peak_rss_bytes))));
-        s += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", px(bar_x0 + w + 6), px(y + 13),
+        s += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", svg::px(bar_x0 + w + 6), svg::px(y + 13),
                          html_escape(format_bytes(p.peak_rss_bytes)));
     }
     if (r.peak.tree_bytes > 0) {
@@ -529,23 +404,23 @@ std::string bars_svg(const RunResult& r) {
         s += fmt::format(
             "<line class=\"tree-peak\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#000\" "
             "stroke-width=\"1.5\" stroke-dasharray=\"7 4\"/>\n",
-            px(x), px(top - 14), px(bars_y1));
+            svg::px(x), svg::px(top - 14), svg::px(bars_y1));
         const std::string text = tree_peak_text(r);
         // Ending at the line, unless that would run off the left.
-        const bool end = x - text_width(text, MARK_FONT_PX) > 20;
+        const bool end = x - svg::text_width(text, svg::kLabelFontPx) > 20;
         s += fmt::format("<text class=\"mark\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>\n",
-                         px(end ? x + 4 : x - 4), px(top - 18), end ? "end" : "start", html_escape(text));
+                         svg::px(end ? x + 4 : x - 4), svg::px(top - 18), end ? "end" : "start", html_escape(text));
     }
     if (hidden)
-        s += fmt::format("<text x=\"{}\" y=\"{}\">… and {} smaller process{} not shown</text>\n", px(bar_x0),
-                         px(height - 8), hidden, hidden == 1 ? "" : "es");
+        s += fmt::format("<text x=\"{}\" y=\"{}\">… and {} smaller process{} not shown</text>\n", svg::px(bar_x0),
+                         svg::px(height - 8), hidden, hidden == 1 ? "" : "es");
     return s + "</svg>\n";
 }
 
 }  // namespace
 
 std::string render_plot_html(const RunResult& result) {
-    const std::string command = command_line(result.command);
+    const std::string command = command_text(result.command);
     std::string s;
     s += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
     s += "<meta name=\"generator\" content=\"max_rss\">\n";
@@ -554,7 +429,7 @@ std::string render_plot_html(const RunResult& result) {
     s += STYLE;
     s += "</style>\n</head>\n<body>\n";
     s += fmt::format("<h1>Memory of <code title=\"{}\">{}</code></h1>\n", html_escape(command),
-                     html_escape(truncate(command, 110)));
+                     html_escape(svg::truncate(command, 110)));
     s += "<figure>\n";
     s += result.timeline.points.size() >= 2 ? timeline_svg(result) : bars_svg(result);
     s += caption(result, result.timeline.points.size());

@@ -1,5 +1,9 @@
 #include <max_rss/util/duration.hpp>
 
+#include <fmt/format.h>
+
+#include <cmath>
+
 #include <charconv>
 #include <cmath>
 
@@ -24,6 +28,14 @@ std::optional<int64_t> parse_duration_ns(std::string_view text) {
     const double ns = value * scale;
     if (!std::isfinite(ns) || ns > 86400e9) return std::nullopt;
     return static_cast<int64_t>(std::llround(ns));
+}
+
+std::string format_duration_ns(int64_t ns) {
+    double v = static_cast<double>(ns);
+    if (ns < 1000) return fmt::format("{} ns", ns);
+    if (ns < 1000000) return fmt::format("{:g} µs", std::round(v / 1e1) / 1e2);
+    if (ns < 1000000000) return fmt::format("{:g} ms", std::round(v / 1e4) / 1e2);
+    return fmt::format("{:g} s", std::round(v / 1e7) / 1e2);
 }
 
 }  // namespace max_rss

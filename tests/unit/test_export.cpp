@@ -1,3 +1,4 @@
+#include <max_rss/os/export_target.hpp>
 #include <max_rss/report/export.hpp>
 
 #include "../e2e/temp_dir.hpp"

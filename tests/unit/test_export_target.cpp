@@ -1,5 +1,6 @@
 // ExportTarget's rules for what is not a plain regular file, its checks that
 // create nothing, and which targets count as the same destination.
+#include <max_rss/os/export_target.hpp>
 #include <max_rss/report/export.hpp>
 
 #include "../e2e/temp_dir.hpp"

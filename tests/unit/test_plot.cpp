@@ -1,4 +1,5 @@
 #include <max_rss/report/plot.hpp>
+#include <max_rss/report/svg.hpp>
 
 #include <catch2/catch.hpp>
 

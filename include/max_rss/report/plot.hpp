@@ -24,9 +24,4 @@ namespace max_rss {
 // Every text taken from the run is escaped.
 std::string render_plot_html(const RunResult& result);
 
-// Text made safe inside HTML or SVG content and quoted attribute values:
-// & < > " ' become entities, other control characters '?', and bytes that are
-// not UTF-8 U+FFFD (the page is UTF-8).
-std::string html_escape(std::string_view text);
-
 }  // namespace max_rss
