@@ -146,22 +146,29 @@ missing() {
     skip "$1" "not installed: no \`$2\` in PATH, and apt knows no \`$package\` package here"
   fi
 }
-# One line of a program's error output, for a skip reason.
-first_error() { tr -s '\n\t' '  ' <"$1" | cut -c1-200 | sed 's/ *$//'; }
+# failure STATUS: why a program failed, for a skip reason: its exit status and
+# the start of its error output.
+failure() {
+  local said
+  said=$(tr -s '\n\t' '  ' <"$WORK/err" | cut -c1-200 | sed 's/ *$//')
+  echo "exit status $1${said:+: $said}"
+}
 # add NAME VERSION TASK_COMMAND BASELINE_COMMAND: keeps the language if its
 # task prints the expected sum and its baseline prints 0.
 add() {
-  local name=$1 version=$2 task=$3 baseline=$4 got
+  local name=$1 version=$2 task=$3 baseline=$4 got status
   # The same splitting max_rss -N does is not available in bash; eval the
   # quoted words instead (they come from q() above).
-  if ! got=$(eval "$task" 2>"$WORK/err" </dev/null); then
-    skip "$name" "the task failed: $(first_error "$WORK/err")"; return
+  got=$(eval "$task" 2>"$WORK/err" </dev/null) && status=0 || status=$?
+  if [[ $status != 0 ]]; then
+    skip "$name" "the task failed: $(failure "$status")"; return
   fi
   if [[ $got != "$EXPECTED" ]]; then
     skip "$name" "wrong output: the task printed '$(head -c 100 <<<"$got")', expected $EXPECTED"; return
   fi
-  if ! got=$(eval "$baseline" 2>"$WORK/err" </dev/null); then
-    skip "$name" "the baseline failed: $(first_error "$WORK/err")"; return
+  got=$(eval "$baseline" 2>"$WORK/err" </dev/null) && status=0 || status=$?
+  if [[ $status != 0 ]]; then
+    skip "$name" "the baseline failed: $(failure "$status")"; return
   fi
   if [[ $got != 0 ]]; then
     skip "$name" "wrong output: the baseline printed '$(head -c 100 <<<"$got")', expected 0"; return
