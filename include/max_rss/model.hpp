@@ -176,6 +176,12 @@ struct Warning {
     friend bool operator==(const Warning&, const Warning&) = default;
 };
 
+// How a run's tree was followed (backends/).
+enum class BackendKind : uint8_t {
+    Ptrace,  // stops each task at its birth, exec and exit (default; no privileges)
+    Sample,  // no ptrace: samples /proc and waits for what it can
+};
+
 // Why a run was not traced (RunResult::degraded).
 struct Degradation {
     int seize_errno = 0;  // what PTRACE_SEIZE failed with
@@ -192,6 +198,7 @@ struct RunResult {
     std::deque<Process> processes;
     Timeline timeline;
     std::vector<Warning> warnings;   // things the user should know
+    BackendKind backend = BackendKind::Ptrace;  // the one that measured it
     bool degraded = false;           // ptrace was unavailable: figures are partial
     Degradation degradation;         // why (when degraded)
     // The first of SIGINT, SIGTERM, SIGHUP, SIGQUIT sent to max_rss during

@@ -5,14 +5,6 @@ namespace max_rss {
 std::unique_ptr<Backend> make_ptrace_backend();
 std::unique_ptr<Backend> make_sample_backend();
 
-std::string_view backend_name(BackendKind kind) {
-    switch (kind) {
-        case BackendKind::Ptrace: return "ptrace";
-        case BackendKind::Sample: return "sample";
-    }
-    return "unknown";
-}
-
 std::unique_ptr<Backend> make_backend(BackendKind kind) {
     switch (kind) {
         case BackendKind::Ptrace: return make_ptrace_backend();

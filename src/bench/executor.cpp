@@ -77,8 +77,8 @@ struct TracingExecutor::SavedHandlers {
     struct sigaction previous[std::size(os::kTerminationSignals)] {};
 };
 
-TracingExecutor::TracingExecutor(bool show_output)
-    : show_output_(show_output), saved_(std::make_unique<SavedHandlers>()) {
+TracingExecutor::TracingExecutor(bool show_output, BackendKind backend)
+    : show_output_(show_output), backend_(backend), saved_(std::make_unique<SavedHandlers>()) {
     g_interruption.store(0);
     struct sigaction sa {};
     sa.sa_handler = note_interruption;  // no SA_RESTART: waitpid returns EINTR
@@ -100,6 +100,7 @@ TracingExecutor::~TracingExecutor() {
 MeasuredRun TracingExecutor::measure(const std::vector<std::string>& argv) {
     MeasureOptions options;
     options.argv = argv;
+    options.backend = backend_;
     RunResult result;
     {
         NullStdio null_stdio(show_output_);

@@ -5,6 +5,7 @@
 #include <max_rss/bench/runner.hpp>
 #include <max_rss/report/bench_console.hpp>
 #include <max_rss/cli/commands.hpp>
+#include <max_rss/cli/options.hpp>
 
 #include <CLI/CLI.hpp>
 #include <max_rss/exit_codes.hpp>
@@ -46,11 +47,7 @@ struct BenchArgs {
     std::string export_markdown;
     std::string export_csv;
     std::string budget;
-};
-
-// A mistake on the command line: one line, exit 2, nothing was run.
-struct UsageError : std::runtime_error {
-    using std::runtime_error::runtime_error;
+    std::string backend = "ptrace";
 };
 
 struct Export {
@@ -68,6 +65,7 @@ struct Plan {
     std::optional<uint64_t> budget;
     OutputStyle style;
     bool show_output = false;
+    BackendKind backend = BackendKind::Ptrace;
 };
 
 // Checks that argv[0] can be found, so a typo fails before minutes of runs.
@@ -83,62 +81,57 @@ Plan make_plan(CLI::App& app, CLI::App& bench, BenchArgs& args,
     // arrives as after_dashdash; options given before "bench" belong to the
     // run mode.
     if (app.get_subcommands().size() > 1) {
-        throw UsageError("bench: 'bench' and 'compare' cannot be combined (a COMMAND named 'compare' needs a path, "
+        throw UsageError("'bench' and 'compare' cannot be combined (a COMMAND named 'compare' needs a path, "
                          "e.g. './compare')");
     }
     for (const CLI::Option* option : app.get_options()) {
         if (option->count() > 0) {
-            throw UsageError(fmt::format("bench: {} is an option of the run mode; give bench's options after 'bench'",
+            throw UsageError(fmt::format("{} is an option of the run mode; give bench's options after 'bench'",
                                          option->get_name()));
         }
     }
     if (after_dashdash) args.commands.insert(args.commands.end(), after_dashdash->begin(), after_dashdash->end());
 
     Plan plan;
-    if (args.commands.empty()) throw UsageError("bench: no COMMAND given");
+    if (args.commands.empty()) throw UsageError("no COMMAND given", true);
     if (args.names.size() > args.commands.size()) {
-        throw UsageError(fmt::format("bench: {} --command-name for {} COMMAND{}", args.names.size(),
+        throw UsageError(fmt::format("{} --command-name for {} COMMAND{}", args.names.size(),
                                      args.commands.size(), args.commands.size() == 1 ? "" : "s"));
     }
     if (args.prepare.size() > 1 && args.prepare.size() != args.commands.size()) {
-        throw UsageError(fmt::format("bench: give --prepare once, or once per COMMAND ({}), not {} times",
+        throw UsageError(fmt::format("give --prepare once, or once per COMMAND ({}), not {} times",
                                      args.commands.size(), args.prepare.size()));
     }
     if (args.no_shell && bench.get_option("--shell")->count() > 0) {
-        throw UsageError("bench: -N is --shell=none; give one of them");
+        throw UsageError("-N is --shell=none; give one of them");
     }
     std::optional<std::string> shell;
     if (!args.no_shell && args.shell != "none") {
-        if (args.shell.empty()) throw UsageError("bench: --shell: empty (use --shell=none or -N for no shell)");
+        if (args.shell.empty()) throw UsageError("--shell: empty (use --shell=none or -N for no shell)");
         shell = args.shell;
     }
     const auto style = parse_bench_style(args.style);
     if (!style) {
         throw UsageError(
-            fmt::format("bench: --style: '{}' is not one of auto, basic, full, nocolor, color, none", args.style));
+            fmt::format("--style: '{}' is not one of auto, basic, full, nocolor, color, none", args.style));
     }
-    if (bench.get_option("--budget")->count() > 0) {
-        plan.budget = parse_size(args.budget);
-        if (!plan.budget) {
-            throw UsageError(fmt::format("bench: --budget: '{}' is not a size (try 512MiB, 1.5GiB, 300MB)", args.budget));
-        }
-    }
+    if (bench.get_option("--budget")->count() > 0) plan.budget = size_bytes(args.budget);
 
     const auto argv_of = [&](const std::string& command, std::string_view what) {
         std::vector<std::string> argv;
         try {
             argv = command_argv(command, shell);
         } catch (const std::invalid_argument& e) {
-            throw UsageError(fmt::format("bench: {} '{}': {}", what, command, e.what()));
+            throw UsageError(fmt::format("{} '{}': {}", what, command, e.what()));
         }
-        if (argv.empty()) throw UsageError(fmt::format("bench: {} '{}' has no words to run", what, command));
+        if (argv.empty()) throw UsageError(fmt::format("{} '{}' has no words to run", what, command));
         return argv;
     };
     for (size_t i = 0; i < args.commands.size(); ++i) {
         BenchCommand command;
         command.command = args.commands[i];
         if (i < args.names.size()) command.name = args.names[i];
-        if (command.command.empty()) throw UsageError(fmt::format("bench: COMMAND {} is empty", i + 1));
+        if (command.command.empty()) throw UsageError(fmt::format("COMMAND {} is empty", i + 1));
         command.argv = argv_of(command.command, "COMMAND");
         if (!args.prepare.empty()) {
             command.prepare = args.prepare.size() == 1 ? args.prepare[0] : args.prepare[i];
@@ -146,6 +139,7 @@ Plan make_plan(CLI::App& app, CLI::App& bench, BenchArgs& args,
         }
         plan.commands.push_back(std::move(command));
     }
+    plan.backend = backend_of(args.backend);
     plan.settings.runs = args.runs;
     plan.settings.warmup = args.warmup;
     plan.settings.ignore_failure = args.ignore_failure;
@@ -158,12 +152,10 @@ Plan make_plan(CLI::App& app, CLI::App& bench, BenchArgs& args,
     };
     for (const auto& [option, path, format] : requested) {
         if (bench.get_option(option)->count() == 0) continue;
-        // An empty value is a mistake (a CI variable left unset), never "off".
-        if (path->empty()) throw UsageError(fmt::format("bench: {}: empty path (use '-' for stdout)", option));
         try {
             plan.exports.push_back(Export{format, ExportTarget(*path), option, {}});
         } catch (const std::runtime_error& e) {
-            throw UsageError(fmt::format("bench: {}: {}", option, e.what()));
+            throw UsageError(fmt::format("{}: {}", option, e.what()));
         }
     }
     std::vector<NamedExportTarget> named;
@@ -171,7 +163,7 @@ Plan make_plan(CLI::App& app, CLI::App& bench, BenchArgs& args,
     try {
         check_distinct_destinations(named);
     } catch (const std::runtime_error& e) {
-        throw UsageError(fmt::format("bench: {}", e.what()));
+        throw UsageError(e.what());
     }
 
     // Only now the slower checks that look at the file system.
@@ -251,7 +243,7 @@ bool write_exports(Plan& plan, const std::vector<BenchResult>& results, Console&
 
 int run_bench(Plan& plan) {
     Console console(plan.style);
-    TracingExecutor executor(plan.show_output);
+    TracingExecutor executor(plan.show_output, plan.backend);
     std::vector<BenchResult> results;
     for (size_t i = 0; i < plan.commands.size(); ++i) {
         const BenchCommand& command = plan.commands[i];
@@ -313,10 +305,10 @@ Action add_bench_command(CLI::App& app, const std::optional<std::vector<std::str
         ->type_name("");
     bench->add_option("-r,--runs", args->runs, "Measured runs per COMMAND (default 5)")
         ->option_text("N")
-        ->check(CLI::Range(1U, 1000000U));
+        ->check(count_value(1, 1000000));
     bench->add_option("-w,--warmup", args->warmup, "Unrecorded runs before the measured ones (default 0)")
         ->option_text("N")
-        ->check(CLI::Range(0U, 1000000U));
+        ->check(count_value(0, 1000000));
     bench->add_option("-n,--command-name", args->names,
                       "Name for a COMMAND in the output and exports, in order (repeatable)")
         ->option_text("NAME")
@@ -332,6 +324,10 @@ Action add_bench_command(CLI::App& app, const std::optional<std::vector<std::str
     bench->add_flag("-N", args->no_shell,
                     "--shell=none: split each COMMAND into words (quotes and backslashes are honoured) and run it "
                     "without a shell, so the shell is not measured");
+    bench->add_option("--backend", args->backend,
+                      "How each run is followed: ptrace (default) or sample (no ptrace; see 'max_rss --help')")
+        ->option_text("NAME")
+        ->check(backend_value());
     bench->add_flag("-i,--ignore-failure", args->ignore_failure,
                     "Keep going when a COMMAND exits non-zero (runs still count)");
     bench->add_flag("--show-output", args->show_output, "Let the COMMANDs' stdout and stderr through");
@@ -340,23 +336,27 @@ Action add_bench_command(CLI::App& app, const std::optional<std::vector<std::str
                       "full, nocolor, color (no bar) or none (no summary)")
         ->option_text("TYPE");
     bench->add_option("--export-json", args->export_json, "Write all runs and statistics as JSON to FILE ('-' = stdout)")
-        ->option_text("FILE");
+        ->option_text("FILE")
+        ->check(path_value());
     bench->add_option("--export-markdown", args->export_markdown,
                       "Write a Markdown table to FILE ('-' = stdout)")
-        ->option_text("FILE");
+        ->option_text("FILE")
+        ->check(path_value());
     bench->add_option("--export-csv", args->export_csv, "Write a CSV table to FILE ('-' = stdout)")
-        ->option_text("FILE");
+        ->option_text("FILE")
+        ->check(path_value());
     bench->add_option("--budget", args->budget,
-                      "Exit 3 when a COMMAND's median peak exceeds SIZE (512MiB, 1.5GiB, 300MB); checked at the end")
-        ->option_text("SIZE");
+                      "Exit 3 when a COMMAND's median peak exceeds SIZE (512MiB, 1.5GiB, 300MB, 512Mi); checked "
+                      "at the end")
+        ->option_text("SIZE")
+        ->check(size_value());
 
     return [args, &app, bench, &after_dashdash]() -> int {
         std::optional<Plan> plan;
         try {
             plan.emplace(make_plan(app, *bench, *args, after_dashdash));
         } catch (const UsageError& e) {
-            std::fprintf(stderr, "max_rss: %s\n", e.what());
-            return exit_code::usage;
+            return report_usage_error("bench", e.what(), e.show_help);
         }
         return run_bench(*plan);
     };

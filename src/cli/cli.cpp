@@ -1,6 +1,7 @@
 // Builds the command line (CLI11) and turns every failure into one line on
 // stderr with a documented exit code.
 #include <max_rss/cli/commands.hpp>
+#include <max_rss/cli/options.hpp>
 #include <max_rss/exit_codes.hpp>
 #include <max_rss/errors.hpp>
 #include <max_rss/os/standard_fds.hpp>
@@ -14,6 +15,15 @@
 #include <string_view>
 
 namespace max_rss::cli {
+namespace {
+
+// The subcommand being parsed or run ("" for the run mode).
+std::string subcommand_of(const CLI::App& app) {
+    const auto subs = app.get_subcommands();
+    return subs.empty() ? std::string() : subs.front()->get_name();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     // Before anything opens a file: a closed fd 2 must not become the report.
@@ -58,17 +68,20 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
+    } catch (const CLI::ValidationError& e) {
+        return report_usage_error(subcommand_of(app), e.what(), false);  // a value: it says what would do
     } catch (const CLI::ParseError& e) {
-        std::fprintf(stderr, "max_rss: %s\n", e.what());
-        std::fprintf(stderr, "Run 'max_rss --help' for usage.\n");
-        return exit_code::usage;
+        return report_usage_error(subcommand_of(app), e.what(), true);
     }
     try {
-        for (const CLI::App* sub : app.get_subcommands()) {
-            if (sub->get_name() == "bench") return bench();
-            if (sub->get_name() == "compare") return compare();
+        const std::string sub = subcommand_of(app);
+        try {
+            if (sub == "bench") return bench();
+            if (sub == "compare") return compare();
+            return run();
+        } catch (const UsageError& e) {
+            return report_usage_error(sub, e.what(), e.show_help);
         }
-        return run();
     } catch (const LaunchError& e) {
         std::fprintf(stderr, "max_rss: %s\n", e.what());
         return e.exit_code;

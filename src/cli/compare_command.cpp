@@ -2,6 +2,7 @@
 // of two reports and fails (exit 1) when a peak grew beyond the threshold.
 #include <max_rss/bench/runner.hpp>
 #include <max_rss/cli/commands.hpp>
+#include <max_rss/cli/options.hpp>
 
 #include <CLI/CLI.hpp>
 #include <max_rss/report/compare.hpp>
@@ -50,41 +51,23 @@ Action add_compare_command(CLI::App& app, const std::optional<std::vector<std::s
     compare->add_option("-t,--threshold", args->threshold,
                         "Growth that counts as a regression, e.g. 5%, 0.5%, 10 (a bare number is a percentage)")
         ->option_text("PCT")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(percent_value());
 
     return [args, &app, &after_dashdash]() -> int {
-        if (app.get_subcommands().size() > 1) {
-            std::fprintf(stderr, "max_rss: compare: 'bench' and 'compare' cannot be combined\n");
-            return exit_code::usage;
-        }
+        if (app.get_subcommands().size() > 1) throw UsageError("'bench' and 'compare' cannot be combined");
         // main() splits off what follows "--"; BASE and NEW may be there.
         if (after_dashdash) {
             for (const std::string& word : *after_dashdash) {
-                if (args->base.empty()) {
-                    args->base = word;
-                } else if (args->after.empty()) {
-                    args->after = word;
-                } else {
-                    std::fprintf(stderr, "max_rss: compare: unexpected argument '%s'\n", word.c_str());
-                    return exit_code::usage;
-                }
+                if (args->base.empty()) args->base = word;
+                else if (args->after.empty()) args->after = word;
+                else throw UsageError(fmt::format("unexpected argument '{}'", word), true);
             }
         }
-        if (args->base.empty() || args->after.empty()) {
-            std::fprintf(stderr, "max_rss: compare: needs two reports, BASE and NEW\n"
-                                 "Run 'max_rss compare --help' for usage.\n");
-            return exit_code::usage;
-        }
-        if (args->base == "-" && args->after == "-") {
-            std::fprintf(stderr, "max_rss: compare: only one of BASE and NEW can be '-' (stdin)\n");
-            return exit_code::usage;
-        }
-        const auto threshold = parse_percent(args->threshold);
-        if (!threshold) {
-            std::fprintf(stderr, "max_rss: compare: --threshold: '%s' is not a percentage (try 5%%, 0.5%%)\n",
-                         args->threshold.c_str());
-            return exit_code::usage;
-        }
+        if (args->base.empty() || args->after.empty()) throw UsageError("needs two reports, BASE and NEW", true);
+        if (args->base == "-" && args->after == "-")
+            throw UsageError("only one of BASE and NEW can be '-' (stdin)");
+        const double threshold = percent_fraction(args->threshold);
         std::vector<MeasuredPeak> base;
         std::vector<MeasuredPeak> after;
         try {
@@ -98,7 +81,7 @@ Action add_compare_command(CLI::App& app, const std::optional<std::vector<std::s
             for (const std::string& line : degraded_warnings(*peaks, *source))
                 std::fprintf(stderr, "max_rss: compare: warning: %s\n", line.c_str());
         }
-        CompareResult result = compare_reports(base, after, *threshold);
+        CompareResult result = compare_reports(base, after, threshold);
         if (result.rows.empty() && base.size() == 1 && after.size() == 1) {
             // Two reports of one command each: the user chose what to compare,
             // even if the command line changed (another build directory, a new
@@ -107,7 +90,7 @@ Action add_compare_command(CLI::App& app, const std::optional<std::vector<std::s
             const std::string both = fmt::format("{} → {}", label(base[0]), label(after[0]));
             base[0].name = both;
             after[0].name = both;
-            result = compare_reports(base, after, *threshold);
+            result = compare_reports(base, after, threshold);
         }
         const std::string table = format_compare_table(result);
         if (std::fwrite(table.data(), 1, table.size(), stdout) != table.size() || std::fflush(stdout) != 0) {

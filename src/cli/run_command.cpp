@@ -1,5 +1,6 @@
 // `max_rss [OPTIONS] -- COMMAND [ARGS...]`: trace one run, summarise, report.
 #include <max_rss/cli/commands.hpp>
+#include <max_rss/cli/options.hpp>
 #include <max_rss/util/text.hpp>
 #include <max_rss/report/console.hpp>
 #include <max_rss/util/duration.hpp>
@@ -15,6 +16,7 @@
 #include <max_rss/util/log.hpp>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <unistd.h>
 
@@ -37,6 +39,7 @@ struct RunArgs {
     std::string budget;
     std::string interval = "20ms";
     std::string plot;
+    std::string backend = "ptrace";
     bool tree = false;
     bool cgroup = false;
 };
@@ -55,17 +58,25 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
     app.add_flag("-q,--quiet", args->quiet, "Do not print the summary on stderr");
     app.add_flag("-v,--verbose", args->verbose, "More log output on stderr (-vv: every ptrace stop)");
     app.add_option("--interval", args->interval,
-                   "Sample the live tree every DURATION (e.g. 20ms, 0.1s; 0 = only at exits)")
+                   "Sample the live tree every DURATION (e.g. 20ms, 0.1s; at least 1ms; 0 = only at exits)")
         ->option_text("DURATION")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(duration_value(kMinIntervalNs));
     app.add_option("--plot", args->plot, "Draw memory over time, by process, into an HTML page FILE")
         ->option_text("FILE");
+    app.add_option("--backend", args->backend,
+                   "How to follow the tree: ptrace (default: stops each process at its birth, exec and exit), "
+                   "sample (no ptrace: reads /proc every --interval; for programs that cannot run under ptrace)")
+        ->option_text("NAME")
+        ->capture_default_str()
+        ->check(backend_value());
     app.add_flag("--tree", args->tree, "Print the process tree with each process's peak on stderr");
     app.add_flag("--cgroup", args->cgroup,
                  "Also run the tree in a memory cgroup and report its peak (includes page cache)");
     app.add_option("--budget", args->budget,
-                   "Fail (exit 3) when the tree peak exceeds SIZE, e.g. 512MiB, 1.5GiB, 300MB")
-        ->option_text("SIZE");
+                   "Fail (exit 3) when the tree peak exceeds SIZE, e.g. 512MiB, 1.5GiB, 300MB, 512Mi")
+        ->option_text("SIZE")
+        ->check(size_value());
     // Everything from the first positional on belongs to COMMAND, options included.
     app.prefix_command();
 
@@ -75,34 +86,17 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
         args->command = app.remaining();
         // prefix_command() passes unknown options through; before COMMAND they
         // can only be a mistake for one of ours.
-        if (!args->command.empty() && args->command.front().size() > 1 && args->command.front()[0] == '-') {
-            std::fprintf(stderr, "max_rss: unknown option '%s'\nRun 'max_rss --help' for usage.\n",
-                         args->command.front().c_str());
-            return exit_code::usage;
-        }
+        if (!args->command.empty() && args->command.front().size() > 1 && args->command.front()[0] == '-')
+            throw UsageError(fmt::format("unknown option '{}'", args->command.front()), true);
         if (after_dashdash) {
             if (!args->command.empty()) args->command.push_back("--");
             args->command.insert(args->command.end(), after_dashdash->begin(), after_dashdash->end());
         }
-        if (args->command.empty()) {
-            std::fprintf(stderr, "max_rss: no COMMAND given\nRun 'max_rss --help' for usage.\n");
-            return exit_code::usage;
-        }
+        if (args->command.empty()) throw UsageError("no COMMAND given", true);
+        check_not_a_mistyped_subcommand(args->command.front());
         std::optional<uint64_t> budget;
-        if (app.get_option("--budget")->count() > 0) {
-            budget = parse_size(args->budget);
-            if (!budget) {
-                std::fprintf(stderr, "max_rss: --budget: '%s' is not a size (try 512MiB, 1.5GiB, 300MB)\n",
-                             args->budget.c_str());
-                return exit_code::usage;
-            }
-        }
-        const auto interval_ns = parse_duration_ns(args->interval);
-        if (!interval_ns) {
-            std::fprintf(stderr, "max_rss: --interval: '%s' is not a duration (try 20ms, 0.1s)\n",
-                         args->interval.c_str());
-            return exit_code::usage;
-        }
+        if (app.get_option("--budget")->count() > 0) budget = size_bytes(args->budget);
+        const int64_t interval_ns = duration_ns(args->interval);
         // Checked now, so an unwritable path fails before the program runs.
         std::optional<ExportTarget> report, plot;
         struct Requested {
@@ -117,27 +111,23 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
         for (const Requested& output : requested) {
             if (output.option->count() == 0) continue;
             // An empty value is a mistake (a CI variable left unset), never "off".
-            if (output.path.empty()) {
-                std::fprintf(stderr, "max_rss: %s: empty path (use '-' for stdout)\n", output.name);
-                return exit_code::usage;
-            }
+            if (output.path.empty()) throw UsageError(fmt::format("{}: empty path (use '-' for stdout)", output.name));
             try {
                 outputs.push_back({output.name, &output.target.emplace(output.path)});
             } catch (const std::exception& e) {
-                std::fprintf(stderr, "max_rss: %s: %s\n", output.name, e.what());
-                return exit_code::usage;
+                throw UsageError(fmt::format("{}: {}", output.name, e.what()));
             }
         }
         try {
             check_distinct_destinations(outputs);
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "max_rss: %s\n", e.what());
-            return exit_code::usage;
+            throw UsageError(e.what());
         }
 
         MeasureOptions options;
         options.argv = args->command;
-        options.sample_interval_ns = *interval_ns;
+        options.sample_interval_ns = interval_ns;
+        options.backend = backend_of(args->backend);
         options.use_cgroup = args->cgroup;
         RunResult result = measure(options);
 

@@ -124,6 +124,7 @@ void write_report_json(std::ostream& out, const RunResult& r) {
                     {"cgroup_bytes", opt(r.peak.cgroup_bytes)},
                     {"sum_of_process_peaks_bytes", r.peak.sum_of_process_peaks_bytes}};
     head["ru_maxrss_bytes"] = opt(r.ru_maxrss_bytes);
+    head["backend"] = backend_name(r.backend);
     head["degraded"] = r.degraded;
     head["degraded_reason"] = r.degraded ? json(describe(r.degradation)) : json(nullptr);
     head["internal_error"] = r.internal_error ? json(to_valid_utf8(*r.internal_error)) : json(nullptr);

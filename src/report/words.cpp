@@ -57,4 +57,12 @@ const char* peak_method_name(PeakMethod method) {
     return "unknown";
 }
 
+const char* backend_name(BackendKind kind) {
+    switch (kind) {
+        case BackendKind::Ptrace: return "ptrace";
+        case BackendKind::Sample: return "sample";
+    }
+    return "unknown";
+}
+
 }  // namespace max_rss

@@ -21,9 +21,10 @@ std::optional<int64_t> parse_duration_ns(std::string_view text) {
     if (ec != std::errc{} || end != number.data() + number.size()) return std::nullopt;
     double scale = 0;
     if (unit == "ns") scale = 1;
-    else if (unit == "us") scale = 1e3;
-    else if (unit.empty() || unit == "ms") scale = 1e6;
+    else if (unit == "us" || unit == "\u00b5s") scale = 1e3;
+    else if (unit == "ms") scale = 1e6;
     else if (unit == "s") scale = 1e9;
+    else if (unit.empty() && value == 0) scale = 1;  // 0 is 0 in any unit
     else return std::nullopt;
     const double ns = value * scale;
     if (!std::isfinite(ns) || ns > 86400e9) return std::nullopt;

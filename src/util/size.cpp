@@ -47,8 +47,8 @@ std::optional<uint64_t> unit_multiplier(std::string_view unit) {
     if (power == std::string_view::npos) return std::nullopt;
     const std::string_view rest = std::string_view(lower).substr(1);
     uint64_t base = 0;
-    if (rest.empty() || rest == "ib") {
-        base = 1024;  // bare K/M/G/...: binary, as sort -S and du do
+    if (rest.empty() || rest == "ib" || rest == "i") {
+        base = 1024;  // bare K/M/G/...: binary, as sort -S and du do; Ki/Mi/Gi as Kubernetes
     } else if (rest == "b") {
         base = 1000;
     } else {

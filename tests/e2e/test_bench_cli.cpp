@@ -196,7 +196,7 @@ TEST_CASE("bench: usage errors are one line and exit 2", "[bench]") {
         CHECK(out.exit_code == 2);
         CHECK(out.err.find(message) != std::string::npos);
     };
-    check_usage({"bench"}, "max_rss: bench: no COMMAND given\n");
+    check_usage({"bench"}, "max_rss: bench: no COMMAND given (see 'max_rss bench --help')\n");
     check_usage({"bench", "-n", "a", "-n", "b", "true"}, "max_rss: bench: 2 --command-name for 1 COMMAND\n");
     check_usage({"bench", "-p", "true", "-p", "true", "-p", "true", "true", "true"},
                 "max_rss: bench: give --prepare once, or once per COMMAND (2), not 3 times\n");

@@ -90,7 +90,7 @@ TEST_CASE("usage errors exit 2 and run nothing", "[cli]") {
         args.insert(args.end(), cmd.begin(), cmd.end());
         auto out = run_max_rss(args);
         CHECK(out.exit_code == 2);
-        CHECK(out.err == "max_rss: --budget: 'lots' is not a size (try 512MiB, 1.5GiB, 300MB)\n");
+        CHECK(out.err == "max_rss: --budget: 'lots' is not a size (try 512MiB, 1.5GiB, 300MB, 512Mi)\n");
     }
     SECTION("a report path that cannot be written is refused before the program starts") {
         std::vector<std::string> args{"-o", "/nonexistent-dir/report.json"};
@@ -289,7 +289,7 @@ TEST_CASE("cgroup option reports the cgroup peak or says why not", "[cli][concur
 TEST_CASE("interval option must be a duration", "[cli]") {
     auto out = run_max_rss({"--interval", "soon", "--", "/bin/true"});
     CHECK(out.exit_code == 2);
-    CHECK(out.err == "max_rss: --interval: 'soon' is not a duration (try 20ms, 0.1s)\n");
+    CHECK(out.err == "max_rss: --interval: 'soon' is not a duration (try 20ms, 0.1s, 500us; 0 = only at exits)\n");
 }
 
 TEST_CASE("with ptrace refused a 100 MiB program still gets a correct degraded peak", "[cli][degraded]") {
@@ -320,4 +320,69 @@ TEST_CASE("with ptrace refused the program's exit status and a missing command a
                                 "max-rss-no-such-command-xyz"});
     CHECK(missing.exit_code == 127);
     CHECK(missing.err.find("max_rss: max-rss-no-such-command-xyz: command not found\n") != std::string::npos);
+}
+
+TEST_CASE("usage: sizes and durations need a unit; Kubernetes' Mi and Gi are sizes", "[cli][usage]") {
+    const Output bare_size = run_max_rss({"--budget", "512", "--", "/bin/true"});
+    CHECK(bare_size.exit_code == 2);
+    CHECK(bare_size.err == "max_rss: --budget: '512' has no unit (try 512MiB, 1.5GiB, 300MB, 512Mi)\n");
+    const Output bare_duration = run_max_rss({"--interval", "0.5", "--", "/bin/true"});
+    CHECK(bare_duration.exit_code == 2);
+    CHECK(bare_duration.err ==
+          "max_rss: --interval: '0.5' has no unit (try 20ms, 0.1s, 500us; 0 = only at exits)\n");
+    // 0 needs none: it is 0 in every unit (snapshots only at exits).
+    CHECK(run_max_rss({"-q", "--interval", "0", "--", "/bin/true"}).exit_code == 0);
+    const Output kubernetes = run_max_rss({"-q", "--budget", "1Gi", "--", fixture("touch"), "20"});
+    CHECK(kubernetes.exit_code == 0);
+    CHECK(kubernetes.err.empty());
+    const Output bench_bare = run_max_rss({"bench", "--budget", "5", "/bin/true"});
+    CHECK(bench_bare.exit_code == 2);
+    CHECK(bench_bare.err == "max_rss: bench: --budget: '5' has no unit (try 512MiB, 1.5GiB, 300MB, 512Mi)\n");
+}
+
+TEST_CASE("usage: --interval below 1ms is refused before anything runs", "[cli][usage]") {
+    const Output out = run_max_rss({"--interval", "1ns", "--", "/bin/true"});
+    CHECK(out.exit_code == 2);
+    CHECK(out.err == "max_rss: --interval: '1ns' is below the minimum (try 1 ms or more, or 0 = only at exits)\n");
+    CHECK(run_max_rss({"-q", "--interval", "1ms", "--", "/bin/true"}).exit_code == 0);
+}
+
+TEST_CASE("usage: a mistyped subcommand is not run as a program", "[cli][usage]") {
+    const Output out = run_max_rss({"bnech", "true"});
+    CHECK(out.exit_code == 2);
+    CHECK(out.err ==
+          "max_rss: 'bnech' is neither a program in PATH nor a subcommand: did you mean 'max_rss bench'? (try "
+          "'max_rss -- ./bnech' for a program of that name)\n");
+    const Output compare = run_max_rss({"comapre", "a.json", "b.json"});
+    CHECK(compare.exit_code == 2);
+    CHECK(compare.err.find("did you mean 'max_rss compare'?") != std::string::npos);
+    // A program that exists is run, whatever its name looks like.
+    CHECK(run_max_rss({"-q", "true"}).exit_code == 0);
+}
+
+TEST_CASE("usage: errors point at the help of their own subcommand", "[cli][usage]") {
+    CHECK(run_max_rss({"--frob", "--", "true"}).err == "max_rss: unknown option '--frob' (see 'max_rss --help')\n");
+    CHECK(run_max_rss({"bench", "--frob", "true"}).err ==
+          "max_rss: bench: unknown option '--frob' (see 'max_rss bench --help')\n");
+    CHECK(run_max_rss({"compare", "--frob", "a", "b"}).err ==
+          "max_rss: compare: unknown option '--frob' (see 'max_rss compare --help')\n");
+    CHECK(run_max_rss({"compare", "a"}).err ==
+          "max_rss: compare: needs two reports, BASE and NEW (see 'max_rss compare --help')\n");
+    CHECK(run_max_rss({"bench", "--runs", "0", "true"}).err ==
+          "max_rss: bench: --runs: '0' is not a whole number from 1 to 1000000\n");
+}
+
+TEST_CASE("backend option: sample measures without ptrace, says so, and is not degraded", "[cli][backend]") {
+    const Output out = run_max_rss({"-q", "--backend", "sample", "-o", "-", "--", fixture("touch"), "100", "200"});
+    CHECK(out.exit_code == 0);
+    CHECK(out.err.empty());
+    const json r = json::parse(out.out);
+    CHECK(r["backend"] == "sample");
+    CHECK(r["degraded"] == false);
+    const double peak_mib = r["peak"]["tree_bytes"].get<double>() / MiB;
+    CHECK(peak_mib >= 100);
+    CHECK(peak_mib <= 102.5);
+    const Output bad = run_max_rss({"--backend", "gdb", "--", "true"});
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err == "max_rss: --backend: 'gdb' is not a backend (try ptrace, sample)\n");
 }

@@ -428,8 +428,8 @@ TEST_CASE("outputs: an empty -o, --plot, --budget or export path is a usage erro
     CHECK(equals.exit_code == 2);
     CHECK(equals.err.rfind("max_rss: --output: ", 0) == 0);
     check_usage({"--plot", ""}, "max_rss: --plot: empty path (use '-' for stdout)\n");
-    check_usage({"--budget", ""}, "max_rss: --budget: '' is not a size (try 512MiB, 1.5GiB, 300MB)\n");
-    check_usage({"bench", "--budget", ""}, "max_rss: bench: --budget: '' is not a size (try 512MiB, 1.5GiB, 300MB)\n");
+    check_usage({"--budget", ""}, "max_rss: --budget: '' is not a size (try 512MiB, 1.5GiB, 300MB, 512Mi)\n");
+    check_usage({"bench", "--budget", ""}, "max_rss: bench: --budget: '' is not a size (try 512MiB, 1.5GiB, 300MB, 512Mi)\n");
     check_usage({"bench", "--export-csv", ""}, "max_rss: bench: --export-csv: empty path (use '-' for stdout)\n");
 }
 

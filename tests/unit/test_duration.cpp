@@ -4,9 +4,12 @@
 
 using max_rss::parse_duration_ns;
 
-TEST_CASE("durations parse with units, milliseconds by default", "[duration]") {
+TEST_CASE("durations parse with units; only 0 goes without one", "[duration]") {
     CHECK(parse_duration_ns("20ms") == 20'000'000);
-    CHECK(parse_duration_ns("20") == 20'000'000);
+    CHECK(parse_duration_ns("250\u00b5s") == 250'000);
+    CHECK_FALSE(parse_duration_ns("20").has_value());
+    CHECK_FALSE(parse_duration_ns("0.5").has_value());
+    CHECK(parse_duration_ns("0.0") == 0);
     CHECK(parse_duration_ns("0.5s") == 500'000'000);
     CHECK(parse_duration_ns("250us") == 250'000);
     CHECK(parse_duration_ns("7ns") == 7);

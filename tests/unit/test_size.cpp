@@ -26,6 +26,9 @@ TEST_CASE("parse_size: plain bytes", "[size]") {
 
 TEST_CASE("parse_size: binary units", "[size]") {
     CHECK(parse_size("512MiB") == 512 * MiB);
+    CHECK(parse_size("512Mi") == 512 * MiB);
+    CHECK(parse_size("2Gi") == 2 * GiB);
+    CHECK(parse_size("64Ki") == 64 * KiB);
     CHECK(parse_size("4096KiB") == 4096 * KiB);
     CHECK(parse_size("1.5GiB") == GiB + GiB / 2);
     CHECK(parse_size("2TiB") == 2 * TiB);

@@ -18,14 +18,6 @@
 
 namespace max_rss {
 
-enum class BackendKind : uint8_t {
-    Ptrace,  // stops each task at its birth, exec and exit (default; no privileges)
-    Sample,  // no ptrace: samples /proc and waits for what it can (degraded)
-};
-
-// "ptrace", "sample".
-std::string_view backend_name(BackendKind kind);
-
 // Everything one run gives its backend.
 struct RunContext {
     std::vector<std::string> argv;

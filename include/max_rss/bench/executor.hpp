@@ -2,6 +2,7 @@
 #pragma once
 
 #include <max_rss/bench/runner.hpp>
+#include <max_rss/model.hpp>
 
 #include <memory>
 #include <optional>
@@ -17,7 +18,7 @@ namespace max_rss {
 // only mark max_rss as interrupted (trace() forwards them to the program).
 class TracingExecutor : public BenchExecutor {
 public:
-    explicit TracingExecutor(bool show_output);
+    explicit TracingExecutor(bool show_output, BackendKind backend = BackendKind::Ptrace);
     ~TracingExecutor() override;
     TracingExecutor(const TracingExecutor&) = delete;
     TracingExecutor& operator=(const TracingExecutor&) = delete;
@@ -29,6 +30,7 @@ public:
 private:
     struct SavedHandlers;
     bool show_output_;
+    BackendKind backend_;
     std::unique_ptr<SavedHandlers> saved_;
 };
 

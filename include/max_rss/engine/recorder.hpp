@@ -86,6 +86,7 @@ public:
 
     void warn(Warning warning) { result_.warnings.push_back(std::move(warning)); }
     void degrade(Degradation degradation);
+    void set_backend(BackendKind kind) { result_.backend = kind; }
     // max_rss itself failed (what): the run is reported as far as it went.
     void fail(std::string what) { result_.internal_error = std::move(what); }
     void set_cgroup_peak(std::optional<uint64_t> bytes) { cgroup_peak_bytes_ = bytes; }

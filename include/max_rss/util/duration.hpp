@@ -1,4 +1,4 @@
-// Durations as users type them: "20ms", "0.5s", "250us", "100" (ms).
+// Durations as users type them: "20ms", "0.5s", "250us", "0".
 #pragma once
 
 #include <cstdint>
@@ -8,8 +8,9 @@
 
 namespace max_rss {
 
-// Parses a non-negative duration into nanoseconds. Units: ns, us, ms, s; a
-// bare number is milliseconds. nullopt for anything else or above a day.
+// Parses a non-negative duration into nanoseconds. Units: ns, us (or µs),
+// ms, s; a number needs one, except 0 ("0.5" could be seconds or
+// milliseconds). nullopt for anything else or above a day.
 std::optional<int64_t> parse_duration_ns(std::string_view text);
 
 // A duration for people, three significant digits at most: "500 ns",

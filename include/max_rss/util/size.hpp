@@ -16,6 +16,7 @@ namespace max_rss {
 //   (none), B                   bytes
 //   K, M, G, T, P, E            binary: 1024^n, like KiB (as sort -S, GNU du)
 //   KiB, MiB, GiB, TiB, PiB, EiB  binary: 1024^n
+//   Ki, Mi, Gi, Ti, Pi, Ei      binary: 1024^n (Kubernetes' quantities)
 //   KB, MB, GB, TB, PB, EB      decimal: 1000^n (SI)
 // The number is decimal digits with an optional fraction ("1.5", never ".5",
 // "1." or "1e3"); a fraction is rounded to the nearest byte, and is rejected

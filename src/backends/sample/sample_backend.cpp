@@ -67,6 +67,7 @@ constexpr int64_t kDefaultPeriodNs = 20'000'000;
 void SampleBackend::run(RunContext& context) {
     context_ = &context;
     Recorder& recorder = context.recorder;
+    recorder.set_backend(BackendKind::Sample);
     if (!launched_) {
         os::LaunchSpec spec;
         spec.argv = context.argv;
