@@ -17,7 +17,7 @@ TreePeak compute_tree_peak(const std::deque<Process>& processes, std::optional<u
     // This runs once the whole tree's records are in memory, so it must add
     // little to max_rss's own peak: one pointer per image, sorted by start, and
     // a heap of the images alive at the moment (10,000 fork+exec children: 160
-    // KB, where a sorted list of start and end edges took 640 KB).
+    // KB; docs/performance.md has what the alternatives cost).
     std::vector<const Image*> by_start;
     size_t images = 0;
     for (const auto& p : processes) images += p.images.size();
