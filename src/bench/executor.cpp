@@ -106,6 +106,9 @@ MeasuredRun TracingExecutor::measure(const std::vector<std::string>& argv) {
         NullStdio null_stdio(show_output_);
         result = max_rss::measure(options);
     }
+    // A signal that came while the run was measured went to the program (it
+    // may have handled it and exited 0): it still means "stop", for bench.
+    if (result.interrupted_by_signal && g_interruption.load() == 0) g_interruption.store(*result.interrupted_by_signal);
     MeasuredRun measured;
     measured.run.peak_bytes = result.peak.tree_bytes;
     measured.run.ru_maxrss_bytes = result.ru_maxrss_bytes;

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,7 +44,7 @@ Output run_max_rss(const std::vector<std::string>& args, const std::string& stdi
 }
 
 Output run_program(const std::vector<std::string>& args, const std::string& stdin_text,
-                   double timeout_seconds) {
+                   double timeout_seconds, const std::function<void()>& in_child) {
     int in[2], out[2], err[2];
     REQUIRE(pipe2(in, O_CLOEXEC) == 0);
     REQUIRE(pipe2(out, O_CLOEXEC) == 0);
@@ -57,6 +58,7 @@ Output run_program(const std::vector<std::string>& args, const std::string& stdi
         dup2(in[0], 0);
         dup2(out[1], 1);
         dup2(err[1], 2);
+        if (in_child) in_child();
         execv(argv[0], argv.data());
         _exit(121);
     }
@@ -148,6 +150,23 @@ bool wait_for_line(const std::string& path, const std::string& line, double time
                       timeout_seconds);
 }
 
+std::string wait_for_line_starting(const std::string& path, const std::string& prefix, double timeout_seconds) {
+    std::string found;
+    wait_until(
+        [&] {
+            std::istringstream lines(read_text_file(path));
+            for (std::string line; std::getline(lines, line);) {
+                if (line.rfind(prefix, 0) == 0) {
+                    found = line;
+                    return true;
+                }
+            }
+            return false;
+        },
+        timeout_seconds);
+    return found;
+}
+
 int wait_exit_code(pid_t pid, double timeout_seconds) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
     for (;;) {
@@ -203,5 +222,41 @@ const Process* find_process(const RunResult& result, const std::string& name) {
     }
     return nullptr;
 }
+
+namespace {
+bool write_small_file(const std::string& path, const std::string& text) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    return ::close(fd) == 0 && ok;
+}
+}  // namespace
+
+TestCgroup::TestCgroup(const std::string& limit_bytes, const std::string& name) {
+    path_ = "/sys/fs/cgroup/memory/max_rss_test_" + std::to_string(::getpid()) + name;
+    if (::mkdir(path_.c_str(), 0755) != 0 && errno != EEXIST) {
+        why_ = "mkdir " + path_ + ": " + std::strerror(errno);
+        path_.clear();
+        return;
+    }
+    if (!write_small_file(path_ + "/memory.limit_in_bytes", limit_bytes)) {
+        why_ = "cannot set " + path_ + "/memory.limit_in_bytes: " + std::strerror(errno);
+        return;
+    }
+    // With swap, the limit of memory+swap must be set too, or the program swaps.
+    struct stat st {};
+    if (::stat((path_ + "/memory.memsw.limit_in_bytes").c_str(), &st) == 0)
+        write_small_file(path_ + "/memory.memsw.limit_in_bytes", limit_bytes);
+    ok_ = true;
+}
+
+TestCgroup::~TestCgroup() {
+    if (path_.empty()) return;
+    // An OOM-killed process leaves only once its parent reaped it; retry briefly.
+    for (int i = 0; i < 200 && ::rmdir(path_.c_str()) != 0 && errno == EBUSY; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+void TestCgroup::enter() const { write_small_file(procs(), std::to_string(::getpid())); }
 
 }  // namespace max_rss::test

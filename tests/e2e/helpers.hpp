@@ -23,8 +23,9 @@ struct Output {
 };
 
 // Runs argv (argv[0] a path) with stdin_text on its stdin, capturing its output.
+// in_child runs in the child just before exec (signal dispositions, masks...).
 Output run_program(const std::vector<std::string>& argv, const std::string& stdin_text = "",
-                   double timeout_seconds = 60);
+                   double timeout_seconds = 60, const std::function<void()>& in_child = {});
 
 // Runs the max_rss binary with args, feeding stdin_text on its stdin.
 // A run longer than timeout_seconds is killed and fails the test.
@@ -43,6 +44,10 @@ bool wait_until(const std::function<bool()>& cond, double timeout_seconds = 60);
 // Waits until the file at path has a line equal to line: how a fixture says it
 // reached a point (fx_ready() with FX_READY_FILE=path in its environment).
 bool wait_for_line(const std::string& path, const std::string& line, double timeout_seconds = 60);
+// Waits for a line that starts with prefix in the file at path and returns
+// it (empty when none came within timeout_seconds).
+std::string wait_for_line_starting(const std::string& path, const std::string& prefix,
+                                   double timeout_seconds = 60);
 // Waits for pid; returns its shell-style exit status.
 int wait_exit_code(pid_t pid, double timeout_seconds = 60);
 
@@ -53,6 +58,30 @@ char process_state(pid_t pid);
 
 std::string read_text_file(const std::string& path);
 std::string temp_path(const std::string& name);
+
+// A memory cgroup (v1) of the test's own with a memory limit, removed again
+// on destruction (after what it held is gone). ok() is false, and why() says
+// why, where one cannot be made: not root, no v1 memory controller, a
+// read-only /sys/fs/cgroup. name tells apart several in one test.
+class TestCgroup {
+public:
+    explicit TestCgroup(const std::string& limit_bytes, const std::string& name = "");
+    ~TestCgroup();
+    TestCgroup(const TestCgroup&) = delete;
+    TestCgroup& operator=(const TestCgroup&) = delete;
+    [[nodiscard]] bool ok() const { return ok_; }
+    [[nodiscard]] const std::string& why() const { return why_; }
+    [[nodiscard]] const std::string& path() const { return path_; }
+    [[nodiscard]] std::string procs() const { return path_ + "/cgroup.procs"; }
+    [[nodiscard]] std::string file(const std::string& name) const { return path_ + "/" + name; }
+    // Moves the calling process into it (for a child before exec).
+    void enter() const;
+
+private:
+    std::string path_;
+    std::string why_;
+    bool ok_ = false;
+};
 
 // The process of result whose last image's argv[0] ends with name.
 const Process* find_process(const RunResult& result, const std::string& name);

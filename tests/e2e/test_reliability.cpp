@@ -158,53 +158,6 @@ void check_connected(const json& processes) {
     CHECK(dangling == 0);
 }
 
-bool write_file(const std::string& path, const std::string& text) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    return ::close(fd) == 0 && ok;
-}
-
-// A memory cgroup (v1) with a limit, removed again on destruction. ok() is
-// false (and why() says why) where cgroups cannot be made: not root, no v1
-// memory controller, a read-only /sys/fs/cgroup.
-class MemoryCgroup {
-public:
-    explicit MemoryCgroup(const std::string& limit) {
-        path_ = "/sys/fs/cgroup/memory/max_rss_test_" + std::to_string(::getpid());
-        if (::mkdir(path_.c_str(), 0755) != 0 && errno != EEXIST) {
-            why_ = "mkdir " + path_ + ": " + std::strerror(errno);
-            path_.clear();
-            return;
-        }
-        if (!write_file(path_ + "/memory.limit_in_bytes", limit)) {
-            why_ = "cannot set " + path_ + "/memory.limit_in_bytes: " + std::strerror(errno);
-            return;
-        }
-        // With swap, the limit of memory+swap must be set too, or the child swaps.
-        struct stat st {};
-        if (::stat((path_ + "/memory.memsw.limit_in_bytes").c_str(), &st) == 0)
-            write_file(path_ + "/memory.memsw.limit_in_bytes", limit);
-        ok_ = true;
-    }
-    ~MemoryCgroup() {
-        if (path_.empty()) return;
-        // The OOM-killed child is gone once its parent reaped it; retry briefly.
-        for (int i = 0; i < 200 && ::rmdir(path_.c_str()) != 0 && errno == EBUSY; ++i)
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    MemoryCgroup(const MemoryCgroup&) = delete;
-    MemoryCgroup& operator=(const MemoryCgroup&) = delete;
-    [[nodiscard]] bool ok() const { return ok_; }
-    [[nodiscard]] const std::string& why() const { return why_; }
-    [[nodiscard]] std::string procs() const { return path_ + "/cgroup.procs"; }
-    [[nodiscard]] std::string file(const std::string& name) const { return path_ + "/" + name; }
-
-private:
-    std::string path_;
-    std::string why_;
-    bool ok_ = false;
-};
 
 }  // namespace
 
@@ -397,7 +350,7 @@ TEST_CASE("clear_refs: the peak erased from VmHWM is still reported, or flagged"
 
 TEST_CASE("a child OOM-killed in a 64 MiB memory cgroup: signal 9 and a peak near the limit",
           "[reliability][cgroup]") {
-    MemoryCgroup cgroup("67108864");
+    TestCgroup cgroup("67108864");
     if (!cgroup.ok()) {
         WARN("skipped: cannot make a memory cgroup here (" << cgroup.why() << ")");
         return;

@@ -14,9 +14,12 @@ namespace max_rss {
 
 class MemoryCgroup {
 public:
-    // Creates a fresh cgroup under the first writable memory hierarchy (v2
-    // with the memory controller enabled, else v1). nullopt, with why_not set
-    // to one line, when there is none we may use (no root, no delegation).
+    // Creates a fresh cgroup, max_rss-PID-TID, inside the one max_rss runs in
+    // (so that its memory limits still hold for the program), in the first
+    // memory hierarchy it may use (v2 with the memory controller, else v1).
+    // Empty ones left by a max_rss that was SIGKILLed are removed first.
+    // nullopt, with why_not set to one line, when there is none we may use
+    // (no root, no delegation).
     static std::optional<MemoryCgroup> create(std::string& why_not);
 
     MemoryCgroup(MemoryCgroup&& other) noexcept;

@@ -1,0 +1,314 @@
+// Issue 12: the program behaves as it does without max_rss, and max_rss never
+// hangs. Each case runs the same program with and without max_rss where the
+// difference is the point, and waits for events (fixture lines, pipes),
+// never for process states or wall-clock limits.
+#include "helpers.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <pty.h>
+#include <signal.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+using namespace max_rss::test;
+using nlohmann::json;
+
+namespace {
+
+// In a child about to exec: SIGHUP and SIGINT ignored, SIGUSR1 blocked (what
+// nohup, a shell's background job, or a supervisor hands a program).
+void ignore_and_block() {
+    ::signal(SIGHUP, SIG_IGN);
+    ::signal(SIGINT, SIG_IGN);
+    sigset_t blocked;
+    sigemptyset(&blocked);
+    sigaddset(&blocked, SIGUSR1);
+    ::sigprocmask(SIG_BLOCK, &blocked, nullptr);
+}
+
+// The lines of /proc/self/status that say what the program inherited.
+std::string signal_lines(const std::string& status_text) {
+    std::istringstream in(status_text);
+    std::string out;
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("SigBlk:", 0) == 0 || line.rfind("SigIgn:", 0) == 0) out += line + "\n";
+    return out;
+}
+
+bool alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
+
+}  // namespace
+
+TEST_CASE("hostile: ignored and blocked signals reach the program as they were", "[hostile]") {
+    const std::vector<std::string> show = {"/bin/cat", "/proc/self/status"};
+    const Output direct = run_program(show, "", 60, ignore_and_block);
+    std::vector<std::string> traced_argv{MAX_RSS_BIN, "-q", "--"};
+    traced_argv.insert(traced_argv.end(), show.begin(), show.end());
+    const Output traced = run_program(traced_argv, "", 60, ignore_and_block);
+    REQUIRE(direct.exit_code == 0);
+    REQUIRE(traced.exit_code == 0);
+    REQUIRE_FALSE(signal_lines(direct.out).empty());
+    CHECK(signal_lines(traced.out) == signal_lines(direct.out));
+
+    // Under nohup a program that hangs itself up survives.
+    const Output nohup = run_program({MAX_RSS_BIN, "-q", "--", "/bin/sh", "-c", "kill -HUP $$; echo survived"}, "",
+                                     60, [] { ::signal(SIGHUP, SIG_IGN); });
+    CHECK(nohup.exit_code == 0);
+    CHECK(nohup.out == "survived\n");
+}
+
+TEST_CASE("hostile: a process-group signal reaches the program once", "[hostile][signals]") {
+    const std::string out = temp_path("group.out"), err = temp_path("group.err"), ready = temp_path("group.ready");
+    std::remove(ready.c_str());
+    // max_rss and the program in a process group of their own, as a shell's job.
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::setpgid(0, 0);
+        const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(o, 1);
+        ::dup2(e, 2);
+        const std::string env = "FX_READY_FILE=" + ready;
+        ::putenv(const_cast<char*>(env.c_str()));
+        const std::string counter = fixture("count_signals");
+        ::execl(MAX_RSS_BIN, MAX_RSS_BIN, "-q", "--", counter.c_str(), static_cast<char*>(nullptr));
+        ::_exit(121);
+    }
+    ::setpgid(pid, pid);
+    REQUIRE(wait_for_line(ready, "ready"));
+    REQUIRE(::kill(-pid, SIGINT) == 0);  // kill -INT -PGID: the program and max_rss both get it
+    // Then SIGTERM to max_rss alone: passed on after SIGINT was dealt with; the
+    // program prints how many SIGINTs it got and exits.
+    REQUIRE(::kill(pid, SIGTERM) == 0);
+    CHECK(wait_exit_code(pid, 120) == 0);
+    CHECK(read_text_file(out) == "SIGINT 1\n");
+    for (const auto& p : {out, err, ready}) std::remove(p.c_str());
+}
+
+TEST_CASE("hostile: a process SIGKILLed while it forks never hangs max_rss", "[hostile]") {
+    // 40 rounds of a worker forking as fast as it can while another process
+    // SIGKILLs it: some of its children are created without the fork ever
+    // being reported. max_rss must take them in and end.
+    const std::string report = temp_path("fork_killed.json");
+    const Output out = run_max_rss({"-q", "-o", report, "--", fixture("fork_killed"), "40"}, "", 900);
+    CHECK(out.exit_code == 0);
+    const json r = json::parse(read_text_file(report));
+    CHECK(r["exit"]["code"] == 0);
+    CHECK(r["process_count"].get<long>() > 40);
+    std::remove(report.c_str());
+}
+
+TEST_CASE("hostile: an orphan sees getppid() change as it does without max_rss", "[hostile]") {
+    const std::string direct_file = temp_path("ppid.direct"), traced_file = temp_path("ppid.traced");
+    std::remove(direct_file.c_str());
+    std::remove(traced_file.c_str());
+    REQUIRE(run_program({fixture("daemon_ppid"), direct_file}).exit_code == 0);
+    const std::string direct = wait_for_line_starting(direct_file, "ppid ");
+    REQUIRE_FALSE(direct.empty());
+    // max_rss waits for the daemon, so its line is there when max_rss returns.
+    const Output traced = run_max_rss({"-q", "--", fixture("daemon_ppid"), traced_file});
+    CHECK(traced.exit_code == 0);
+    CHECK(read_text_file(traced_file) == direct + "\n");
+    for (const auto& p : {direct_file, traced_file}) std::remove(p.c_str());
+}
+
+TEST_CASE("hostile: ^C ends the run when the command has ended and what it started still runs", "[hostile][signals]") {
+    // In a terminal (a pty): the command starts a daemon in a session of its
+    // own and exits. ^C then reaches max_rss alone (the daemon is in no
+    // foreground group): max_rss passes it on, kills what still runs, reports.
+    const std::string started = temp_path("ctrl_c.started"), report = temp_path("ctrl_c.json");
+    std::remove(started.c_str());
+    int master = -1;
+    const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        const std::string script = "setsid sh -c 'echo $$ > " + started + "; trap \"\" INT; exec sleep 600' & exit 0";
+        ::execl(MAX_RSS_BIN, MAX_RSS_BIN, "-q", "-o", report.c_str(), "--", "/bin/sh", "-c", script.c_str(),
+                static_cast<char*>(nullptr));
+        ::_exit(121);
+    }
+    const std::string daemon_line = wait_for_line_starting(started, "");
+    REQUIRE_FALSE(daemon_line.empty());
+    const pid_t daemon = static_cast<pid_t>(std::stol(daemon_line));
+    // The command (sh) has ended once max_rss reaped it: max_rss has no child
+    // left (the daemon was reparented away, as without max_rss).
+    REQUIRE(wait_until([&] { return children_of(pid).empty(); }));
+    const char ctrl_c = '\x03';
+    REQUIRE(::write(master, &ctrl_c, 1) == 1);
+    // Drain the terminal so nothing blocks on it, until max_rss is done.
+    int status = 0;
+    REQUIRE(wait_until([&] {
+        char buf[256];
+        ::fcntl(master, F_SETFL, O_NONBLOCK);
+        while (::read(master, buf, sizeof buf) > 0) {
+        }
+        return ::waitpid(pid, &status, WNOHANG) == pid;
+    }, 300));
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);  // the command's own status
+    CHECK(wait_until([&] { return !alive(daemon) || process_state(daemon) == 'Z'; }));
+    const json r = json::parse(read_text_file(report));
+    bool said = false;
+    for (const auto& w : r["warnings"]) said |= w.get<std::string>().find("interrupted after the command ended") == 0;
+    CHECK(said);
+    ::close(master);
+    for (const auto& p : {started, report}) std::remove(p.c_str());
+}
+
+TEST_CASE("hostile: CLONE_UNTRACED children are traced, measured, and killed with max_rss", "[hostile]") {
+    for (const std::string how : {"clone", "clone3"}) {
+        INFO(how);
+        // Without the fix the child inherited the exec filter without a tracer:
+        // its exec failed with ENOSYS (exit 38) and it was not in the report.
+        const std::string report = temp_path("untraced.json");
+        const Output out = run_max_rss({"-q", "-o", report, "--", fixture("untraced_clone"), how, "20", "/bin/true"});
+        CHECK(out.exit_code == 0);
+        const json r = json::parse(read_text_file(report));
+        REQUIRE(r["processes"].size() == 2);
+        const auto& child = r["processes"][1];
+        CHECK(child["images"].size() == 2);  // the fork image, then /bin/true
+        CHECK(child["peak_rss_bytes"].get<double>() / MiB >= 19.5);
+        std::remove(report.c_str());
+
+        // And a SIGKILL of max_rss takes it along, as any traced process.
+        const std::string o = temp_path("untraced.out"), e = temp_path("untraced.err"), ready = temp_path("untraced.ready");
+        std::remove(ready.c_str());
+        const pid_t pid = spawn_max_rss({"-q", "--", fixture("untraced_clone"), how, "1", "/bin/sleep", "600"}, o, e,
+                                        {"FX_READY_FILE=" + ready});
+        const std::string line = wait_for_line_starting(ready, "child ");
+        REQUIRE_FALSE(line.empty());
+        const pid_t child_pid = static_cast<pid_t>(std::stol(line.substr(6)));
+        // It says "child" just before its exec: wait for the exec to show.
+        REQUIRE(wait_until([&] {
+            char exe[256] = {};
+            const std::string link = "/proc/" + std::to_string(child_pid) + "/exe";
+            const ssize_t n = ::readlink(link.c_str(), exe, sizeof exe - 1);
+            return n > 0 && std::string(exe, static_cast<size_t>(n)).find("sleep") != std::string::npos;
+        }));
+        REQUIRE(::kill(pid, SIGKILL) == 0);
+        CHECK(wait_exit_code(pid, 60) == 137);
+        CHECK(wait_until([&] { return !alive(child_pid) || process_state(child_pid) == 'Z'; }));
+        for (const auto& p : {o, e, ready}) std::remove(p.c_str());
+    }
+}
+
+TEST_CASE("hostile: a program's own seccomp filter gets what it gets without max_rss", "[hostile]") {
+    const Output direct = run_program({fixture("own_seccomp"), "trace"});
+    REQUIRE(direct.exit_code == 0);
+    CHECK(direct.out == "getppid: ENOSYS\n");
+    const Output traced = run_max_rss({"-q", "--", fixture("own_seccomp"), "trace"});
+    CHECK(traced.exit_code == 0);
+    CHECK(traced.out == direct.out);
+}
+
+TEST_CASE("hostile: seccomp strict mode cannot work under ptrace: said in one line, and sample measures it",
+          "[hostile]") {
+    const Output direct = run_program({fixture("own_seccomp"), "strict"});
+    REQUIRE(direct.exit_code == 0);
+    REQUIRE(direct.out == "strict ok\n");
+    const Output traced = run_max_rss({"-q", "--", fixture("own_seccomp"), "strict"});
+    CHECK(traced.exit_code == 1);
+    CHECK(traced.out == "strict: Invalid argument\n");
+    CHECK(traced.err.find("asks for seccomp strict mode") != std::string::npos);
+    CHECK(traced.err.find("--backend sample") != std::string::npos);
+    const Output sampled = run_max_rss({"-q", "--backend", "sample", "--", fixture("own_seccomp"), "strict"});
+    CHECK(sampled.exit_code == 0);
+    CHECK(sampled.out == "strict ok\n");
+}
+
+TEST_CASE("hostile: bench stops when told to, even when the program handles the signal", "[hostile][bench]") {
+    // count_signals exits 0 on SIGTERM: before the fix bench went on with
+    // the next runs and exited 0.
+    const std::string o = temp_path("bench_int.out"), e = temp_path("bench_int.err"), ready = temp_path("bench_int.ready");
+    std::remove(ready.c_str());
+    const pid_t pid = spawn_max_rss({"bench", "-N", "--runs", "3", fixture("count_signals")}, o, e,
+                                    {"FX_READY_FILE=" + ready});
+    REQUIRE(wait_for_line(ready, "ready"));
+    REQUIRE(::kill(pid, SIGTERM) == 0);
+    CHECK(wait_exit_code(pid, 120) == 128 + SIGTERM);
+    CHECK(read_text_file(e).find("max_rss: bench: interrupted by SIGTERM") != std::string::npos);
+    // One run started; none after it.
+    std::ifstream lines(ready);
+    int runs = 0;
+    for (std::string line; std::getline(lines, line);) runs += line == "ready";
+    CHECK(runs == 1);
+    for (const auto& p : {o, e, ready}) std::remove(p.c_str());
+}
+
+TEST_CASE("hostile: a SIGTERM in the first moment of a bench run is not lost", "[hostile][bench]") {
+    // No waiting for the program: the signal lands while max_rss starts it.
+    // count_signals waits for SIGTERM forever: a lost one would hang here.
+    const std::string o = temp_path("bench_early.out"), e = temp_path("bench_early.err");
+    const pid_t pid = spawn_max_rss({"bench", "-N", "--runs", "3", fixture("count_signals")}, o, e);
+    REQUIRE(::kill(pid, SIGTERM) == 0);
+    CHECK(wait_exit_code(pid, 300) == 128 + SIGTERM);
+    for (const auto& p : {o, e}) std::remove(p.c_str());
+}
+
+TEST_CASE("hostile: --cgroup keeps the program inside max_rss's own memory limit, and leaves nothing behind",
+          "[hostile][cgroup]") {
+    TestCgroup limited("104857600", "_limited");  // 100 MiB
+    if (!limited.ok()) {
+        WARN("skipped: cannot make a memory cgroup here (" << limited.why() << ")");
+        return;
+    }
+    const auto in_limited = [&limited] { limited.enter(); };
+    // Without --cgroup: touching 200 MiB in a 100 MiB cgroup is an OOM kill.
+    const Output plain = run_program({MAX_RSS_BIN, "-q", "--", fixture("touch"), "200"}, "", 120, in_limited);
+    CHECK(plain.exit_code == 128 + SIGKILL);
+    // With it, the same: the new cgroup is made inside the limited one.
+    const Output with_cgroup =
+        run_program({MAX_RSS_BIN, "-q", "--cgroup", "--", fixture("touch"), "200"}, "", 120, in_limited);
+    CHECK(with_cgroup.exit_code == 128 + SIGKILL);
+
+    // A SIGKILLed max_rss cannot remove its cgroup; the next run does.
+    const std::string o = temp_path("cg.out"), e = temp_path("cg.err"), ready = temp_path("cg.ready");
+    std::remove(ready.c_str());
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        limited.enter();
+        const int fo = ::open(o.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const int fe = ::open(e.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(fo, 1);
+        ::dup2(fe, 2);
+        const std::string env = "FX_READY_FILE=" + ready;
+        ::putenv(const_cast<char*>(env.c_str()));
+        const std::string touch = fixture("touch");
+        ::execl(MAX_RSS_BIN, MAX_RSS_BIN, "-q", "--cgroup", "--", touch.c_str(), "1", "600000",
+                static_cast<char*>(nullptr));
+        ::_exit(121);
+    }
+    REQUIRE(wait_for_line(ready, "touched"));
+    const auto leftovers = [&limited] {
+        std::vector<std::string> found;
+        if (DIR* dir = ::opendir(limited.path().c_str())) {
+            while (dirent* entry = ::readdir(dir))
+                if (std::string(entry->d_name).rfind("max_rss-", 0) == 0) found.push_back(entry->d_name);
+            ::closedir(dir);
+        }
+        return found;
+    };
+    CHECK(leftovers().size() == 1);  // the running max_rss's
+    REQUIRE(::kill(pid, SIGKILL) == 0);
+    CHECK(wait_exit_code(pid, 60) == 137);
+    // Its program dies with it (PTRACE_O_EXITKILL); then the cgroup is empty.
+    REQUIRE(wait_until([&] { return read_text_file(limited.path() + "/" + leftovers().front() + "/cgroup.procs").empty(); }));
+    const Output next = run_program({MAX_RSS_BIN, "-q", "--cgroup", "--", "/bin/true"}, "", 60, in_limited);
+    CHECK(next.exit_code == 0);
+    CHECK(leftovers().empty());
+    for (const auto& p : {o, e, ready}) std::remove(p.c_str());
+}
