@@ -115,22 +115,35 @@ struct Process {
 
 // How TreePeak::tree_bytes was derived (report/ turns it into words).
 enum class PeakMethod : uint8_t {
-    Snapshots,              // the largest snapshot of the live tree, never below the largest process
-    OverlappingImagePeaks,  // no snapshot could be taken: the overlapping-image-peaks bound
-    DegradedSampling,       // ptrace was refused: /proc sampled, see RunResult::degradation
+    Exact,             // measured at every point where the tree's memory can fall: the maximum itself
+    LowerBound,        // some of those points could not be measured exactly: tree_bytes <= truth <= upper_bound_bytes
+    DegradedSampling,  // ptrace was refused: /proc sampled, see RunResult::degradation
+};
+
+// Why a tree peak is a bound and not exact.
+enum class InexactReason : uint8_t {
+    None,
+    NoReleasePoints,     // the backend could not stop the program where memory falls (no seccomp filter)
+    SnapshotsSkipped,    // release points skipped: measuring each would have cost too much of the run
+    FamiliesUnresolved,  // copy-on-write sharing in a fork family left unresolved (smaps too costly)
 };
 
 struct TreePeak {
-    uint64_t tree_bytes = 0;            // the headline figure
-    PeakMethod method = PeakMethod::Snapshots;
+    uint64_t tree_bytes = 0;            // the headline figure: exact, or a lower bound (method)
+    PeakMethod method = PeakMethod::Exact;
+    InexactReason inexact_reason = InexactReason::None;
+    // When not exact: the tree never held more than this.
+    std::optional<uint64_t> upper_bound_bytes;
     uint64_t largest_process_bytes = 0; // max over processes of peak_rss_bytes: a lower bound
     pid_t largest_pid = 0;
-    // The largest sum of image peaks whose lifetimes overlap: an upper bound
-    // (each image holds at most its peak while it lives; shared pages counted
-    // in every process).
+    // The largest sum of image high-water marks (VmHWM) whose lifetimes
+    // overlap: an upper bound (each image never holds more than its VmHWM;
+    // shared pages counted in every process).
     uint64_t overlapping_peaks_bytes = 0;
     uint64_t sum_of_process_peaks_bytes = 0;  // the naive figure: counts sequential peaks too
     std::optional<uint64_t> sampled_bytes;    // the largest snapshot of the live tree
+    uint64_t release_points = 0;              // snapshots taken where memory was about to fall
+    uint64_t release_points_skipped = 0;      // ... and skipped for their cost
     // --cgroup: the tree's memory cgroup peak. Includes page cache, tmpfs/shmem
     // and kernel memory charged to the tree: a cross-check, not resident memory.
     std::optional<uint64_t> cgroup_bytes;

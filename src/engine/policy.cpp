@@ -23,12 +23,8 @@ bool wants_smaps_at_exit(ImageOrigin origin, std::optional<uint64_t> rss_bytes) 
     return rss_bytes.value_or(threshold) >= threshold;
 }
 
-bool wants_exit_snapshot(ImageOrigin origin, uint64_t image_peak_bytes, OptionalBytes rss_anon_bytes,
-                         OptionalBytes rss_shmem_bytes) {
-    uint64_t own_bytes = image_peak_bytes;
-    if (origin == ImageOrigin::Exec && rss_anon_bytes)
-        own_bytes = *rss_anon_bytes + rss_shmem_bytes.value_or(0);
-    return own_bytes >= kExitSnapshotMinBytes;
+bool snapshot_affordable(int64_t spent_ns, int64_t elapsed_ns, int64_t expected_cost_ns) {
+    return spent_ns + expected_cost_ns <= kSnapshotAllowanceNs + elapsed_ns / 100 * kSnapshotSharePercent;
 }
 
 bool hwm_was_reset(uint64_t hwm_bytes, uint64_t sampled_max_resident_bytes) {

@@ -8,7 +8,8 @@ uint32_t ProcessTable::add_process(Process p, uint32_t parent_index, SampledProc
     parents_.push_back(parent_index);
     const auto index = static_cast<uint32_t>(processes_.size() - 1);
     sampled.index = index;
-    live_[pid] = LiveProcess{0, sampled, 0};
+    sampled.family = kNoFamily;
+    live_[pid] = LiveProcess{0, sampled, 0, pid, kNoFamily, false};
     return index;
 }
 
@@ -32,6 +33,33 @@ std::optional<uint32_t> ProcessTable::live_index(pid_t pid) const {
     auto it = live_.find(pid);
     if (it == live_.end()) return std::nullopt;
     return it->second.sampled.index;
+}
+
+void ProcessTable::remove_live(pid_t pid) {
+    set_family(pid, kNoFamily);
+    live_.erase(pid);
+}
+
+void ProcessTable::set_family(pid_t pid, uint32_t family) {
+    LiveProcess* p = live(pid);
+    if (!p || p->sampled.family == family) return;
+    if (const uint32_t old = p->sampled.family; old != kNoFamily) {
+        auto it = family_sizes_.find(old);
+        if (it != family_sizes_.end() && --it->second == 0) family_sizes_.erase(it);
+    }
+    p->sampled.family = family;
+    if (family != kNoFamily) family_sizes_[family]++;
+}
+
+uint32_t ProcessTable::family_size(uint32_t family) const {
+    auto it = family_sizes_.find(family);
+    return it == family_sizes_.end() ? 0 : it->second;
+}
+
+pid_t ProcessTable::other_task(uint32_t index, pid_t tid) const {
+    for (const auto& [t, entry] : tasks_)
+        if (entry.process == index && t != tid && !entry.exiting) return t;
+    return 0;
 }
 
 void ProcessTable::retid_task(pid_t former_tid, pid_t tid) {

@@ -60,7 +60,23 @@ uint32_t Recorder::new_process(pid_t pid, pid_t ppid, ImageOrigin origin, std::s
     sampled.origin = owns_nothing_yet ? ImageOrigin::SharedMm : origin;
     const uint32_t parent = ppid != 0 ? table_.live_index(ppid).value_or(ProcessTable::kNoParent)
                                       : ProcessTable::kNoParent;
-    return table_.add_process(std::move(p), parent, sampled);
+    const uint32_t index = table_.add_process(std::move(p), parent, sampled);
+    if (!owns_nothing_yet && origin == ImageOrigin::Exec) table_.set_family(pid, index);
+    if (origin == ImageOrigin::Fork) {
+        // Its pages are its creator's (or, for a vfork child's fork, those of
+        // the mm it borrowed) until it writes them.
+        uint32_t family = kNoFamily;
+        for (pid_t owner = ppid; owner != 0 && family == kNoFamily;) {
+            const LiveProcess* creator = table_.live(owner);
+            if (!creator) break;
+            family = creator->sampled.family;
+            const Process& cp = table_.process(creator->sampled.index);
+            if (!cp.shares_mm_with || *cp.shares_mm_with == owner) break;
+            owner = *cp.shares_mm_with;
+        }
+        table_.live(pid)->fork_family = family != kNoFamily ? family : index;
+    }
+    return index;
 }
 
 void Recorder::root_started(pid_t pid, bool exec_seen) {
@@ -123,6 +139,7 @@ void Recorder::first_stop(pid_t tid) {
         live->sampled.origin = ImageOrigin::Fork;
         live->sampled.inherited = inherited;
         live->max_resident_bytes = 0;
+        table_.set_family(proc.pid, live->fork_family);
     }
 }
 
@@ -130,6 +147,8 @@ void Recorder::exec_entry(pid_t tid) {
     // The old image is intact until the syscall runs. A failing execve (a PATH
     // search) just reads it again later.
     if (const TaskEntry* task = table_.task(tid)) measure_image(tid, task->process, false);
+    // The exec will drop the old image's memory: a release point.
+    snapshot(SnapshotCause::Release);
 }
 
 void Recorder::exec_done(pid_t tid, pid_t former_tid) {
@@ -154,6 +173,8 @@ void Recorder::exec_done(pid_t tid, pid_t former_tid) {
         live->sampled.origin = ImageOrigin::Exec;
         live->sampled.inherited = {};
         live->max_resident_bytes = 0;  // a new image starts afresh
+        live->reader_tid = proc.pid;
+        table_.set_family(proc.pid, index);  // its own mm: a family of its own
     }
 }
 
@@ -167,21 +188,21 @@ void Recorder::task_exiting(pid_t tid) {
     if (live && live->live_tasks > 0) live->live_tasks--;
     // All threads share the mm, and VmHWM is the mm's: the last task to stop
     // reads it (and the breakdown) once, for everyone.
-    if (live && live->live_tasks > 0) return;
-    measure_image(tid, index, true);
-    if (proc.images.empty()) return;
-    const Image& img = proc.images.back();
-    // The moment a process ends, its memory and everyone else's are all still
-    // in place: the snapshot that catches short overlaps.
-    if (!policy::wants_exit_snapshot(img.origin, img.peak_rss_bytes, proc.at_exit.rss_anon_bytes,
-                                     proc.at_exit.rss_shmem_bytes))
+    if (live && live->live_tasks > 0) {
+        // A leader that ends before its threads leaves /proc/PID reading
+        // zeros: the process is read through another of its tasks.
+        if (tid == live->reader_tid)
+            if (const pid_t other = table_.other_task(index, tid)) live->reader_tid = other;
         return;
-    // A forked child's private pages at exit (smaps) include the copy-on-write
-    // copies it made, which statm cannot see.
-    std::optional<std::pair<pid_t, uint64_t>> floor;
-    const auto& smaps = proc.at_exit.smaps;
-    if (img.origin == ImageOrigin::Fork && smaps && smaps->private_bytes) floor.emplace(proc.pid, *smaps->private_bytes);
-    snapshot(floor);
+    }
+    measure_image(tid, index, true);
+    // The moment a process ends, its memory and everyone else's are all still
+    // in place: a release point.
+    snapshot(SnapshotCause::Release);
+    if (live) {
+        live->mm_released = true;
+        table_.set_family(proc.pid, kNoFamily);  // it shares nothing any more
+    }
 }
 
 void Recorder::task_reaped(pid_t tid, const ExitStatus& exit, OptionalBytes ru_maxrss_bytes,
@@ -213,7 +234,11 @@ void Recorder::task_reaped(pid_t tid, const ExitStatus& exit, OptionalBytes ru_m
     }
 }
 
-void Recorder::tick() { snapshot(); }
+void Recorder::memory_released(pid_t tid) {
+    if (table_.task(tid)) snapshot(SnapshotCause::Release);
+}
+
+void Recorder::tick() { snapshot(SnapshotCause::Timer); }
 
 void Recorder::seen_alive(pid_t pid) {
     const auto index = table_.live_index(pid);
@@ -267,30 +292,73 @@ void Recorder::measure_image(pid_t tid, uint32_t index, bool final_exit) {
     if (final_exit) proc.at_exit = procfs::make_breakdown(status, smaps);
 }
 
-void Recorder::snapshot(std::optional<std::pair<pid_t, uint64_t>> floor) {
+void Recorder::snapshot(SnapshotCause cause) {
     auto& live = table_.live_processes();
+    if (live.empty()) return;
     const int64_t t = now_ns();
-    const int64_t gap = policy::snapshot_gap_ns(0, last_snapshot_cost_ns_);
-    if (live.empty() || (gap > 0 && t - last_snapshot_ns_ < gap)) return;
+    if (cause == SnapshotCause::Timer) {
+        const int64_t gap = policy::snapshot_gap_ns(0, last_snapshot_cost_ns_);
+        if (gap > 0 && t - last_snapshot_ns_ < gap) return;
+    } else {
+        const int64_t expected = last_snapshot_processes_ == 0
+                                     ? 0
+                                     : last_snapshot_cost_ns_ / static_cast<int64_t>(last_snapshot_processes_) *
+                                           static_cast<int64_t>(live.size());
+        if (!policy::snapshot_affordable(snapshot_spent_ns_, t, expected)) {
+            tally_.release_points_skipped++;
+            return;
+        }
+        tally_.release_points++;
+    }
     last_snapshot_ns_ = t;
     SnapshotSum sum;
+    std::vector<FamilyMember> members;  // of families with two or more live members
     for (auto& [pid, process] : live) {
-        const auto statm = probe_.statm(pid);
+        if (process.mm_released) continue;
+        const auto statm = probe_.statm(process.reader_tid);
         if (!statm) continue;
         process.max_resident_bytes = std::max(process.max_resident_bytes, statm->resident_bytes);
-        if (floor && floor->first == pid) {
-            SampledProcess floored = process.sampled;
-            floored.private_floor_bytes = floor->second;
-            sum.add(floored, *statm);
-        } else {
-            sum.add(process.sampled, *statm);
-        }
+        if (table_.family_size(process.sampled.family) > 1)
+            members.push_back(FamilyMember{process.sampled, *statm, std::nullopt});
+        else
+            sum.add_alone(process.sampled, *statm);
     }
+    if (!members.empty()) add_families(sum, members);
     SnapshotTotal total = std::move(sum).finish();
     last_snapshot_cost_ns_ = now_ns() - t;
-    snapshot_peak_bytes_ = std::max(snapshot_peak_bytes_, total.total_bytes);
+    last_snapshot_processes_ = live.size();
+    snapshot_spent_ns_ += last_snapshot_cost_ns_;
+    tally_.best_bytes = std::max(tally_.best_bytes.value_or(0), total.total_bytes);
+    if (!total.exact() && total.upper_bytes > *tally_.best_bytes)
+        tally_.unresolved_upper_bytes = std::max(tally_.unresolved_upper_bytes, total.upper_bytes);
     append_bounded(result_.timeline, TimelinePoint{t, total.total_bytes, std::move(total.top)},
                    options_.max_timeline_points);
+}
+
+void Recorder::add_families(SnapshotSum& sum, std::vector<FamilyMember>& members) {
+    std::sort(members.begin(), members.end(),
+              [](const FamilyMember& a, const FamilyMember& b) { return a.how.family < b.how.family; });
+    std::vector<std::span<FamilyMember>> families;
+    for (size_t i = 0; i < members.size();) {
+        size_t j = i;
+        while (j < members.size() && members[j].how.family == members[i].how.family) ++j;
+        families.emplace_back(members.data() + i, j - i);
+        i = j;
+    }
+    // Even counting every shared page in every member, this moment is not
+    // above the best so far: nothing to resolve (the usual case between the
+    // tree's peaks). Else Pss_Anon, summed over a family, counts each of its
+    // pages exactly once.
+    const bool could_be_peak = sum.upper_with(members) > tally_.best_bytes.value_or(0);
+    if (could_be_peak && policy::snapshot_affordable(snapshot_spent_ns_, now_ns(), 0)) {
+        for (FamilyMember& m : members) {
+            const Process& p = table_.process(m.how.index);
+            const LiveProcess* lp = table_.live(p.pid);
+            const auto smaps = probe_.smaps_rollup(lp ? lp->reader_tid : p.pid);
+            if (smaps) m.pss_anon_bytes = smaps->pss_anon_bytes;
+        }
+    }
+    for (const auto& family : families) sum.add_family(family);
 }
 
 RunResult Recorder::finish() {
@@ -308,9 +376,7 @@ RunResult Recorder::finish() {
             std::none_of(p.images.begin(), p.images.end(), [](const Image& image) { return image.measured; }))
             warn(Warning{Warning::Kind::Unmeasured, p.pid, 0, 0, 0, {}});
     }
-    std::optional<uint64_t> sampled;
-    if (!result_.timeline.points.empty()) sampled = snapshot_peak_bytes_;
-    result_.peak = compute_tree_peak(processes, sampled);
+    result_.peak = compute_tree_peak(processes, tally_);
     if (result_.degraded) result_.peak.method = PeakMethod::DegradedSampling;
     result_.peak.cgroup_bytes = cgroup_peak_bytes_;
     return std::move(result_);

@@ -5,61 +5,96 @@
 namespace max_rss {
 namespace {
 
-// The private part as statm shows it (no copy-on-write copies: see the header).
-uint64_t private_from_statm(const SampledProcess& p, const StatmSample& s) {
-    switch (p.origin) {
-        case ImageOrigin::SharedMm: return 0;
-        case ImageOrigin::Fork: {
-            const uint64_t unshared = s.resident_bytes > s.shared_bytes ? s.resident_bytes - s.shared_bytes : 0;
-            const uint64_t inherited = p.inherited.resident_bytes > p.inherited.shared_bytes
-                                           ? p.inherited.resident_bytes - p.inherited.shared_bytes
-                                           : 0;
-            return unshared > inherited ? unshared - inherited : 0;
-        }
-        case ImageOrigin::Exec:
-            return s.resident_bytes > s.shared_bytes ? s.resident_bytes - s.shared_bytes : 0;
-    }
-    return 0;
+uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+// What a forked member made after its fork: pages new to the family.
+uint64_t growth_bytes(const FamilyMember& m) {
+    return minus(anon_bytes(m.statm), anon_bytes(m.how.inherited));
+}
+
+bool resolved(std::span<const FamilyMember> members) {
+    return std::all_of(members.begin(), members.end(), [](const FamilyMember& m) { return m.pss_anon_bytes.has_value(); });
 }
 
 }  // namespace
 
-uint64_t private_bytes(const SampledProcess& p, const StatmSample& s) {
-    return std::max(p.private_floor_bytes, private_from_statm(p, s));
+uint64_t anon_bytes(const StatmSample& s) { return minus(s.resident_bytes, s.shared_bytes); }
+
+ByteBounds family_bounds(std::span<const FamilyMember> members) {
+    ByteBounds b;
+    uint64_t largest = 0, head_and_growth = 0;
+    for (const FamilyMember& m : members) {
+        const uint64_t anon = anon_bytes(m.statm);
+        b.upper_bytes += anon;
+        largest = std::max(largest, anon);
+        head_and_growth += m.how.origin == ImageOrigin::Exec ? anon : growth_bytes(m);
+    }
+    b.lower_bytes = std::max(largest, head_and_growth);
+    return b;
 }
 
-void SnapshotSum::add(const SampledProcess& process, const StatmSample& sample) {
-    const uint64_t own = private_bytes(process, sample);
-    private_total_bytes_ += own;
-    // File-backed and shmem pages are mostly the same pages in several
-    // processes (libraries, MAP_SHARED): counted once, as the largest set.
-    if (process.origin != ImageOrigin::SharedMm)
-        largest_shared_bytes_ = std::max(largest_shared_bytes_, sample.shared_bytes);
-    if (own == 0 || top_n_ == 0) return;
+void SnapshotSum::add_top(uint32_t index, uint64_t bytes) {
+    if (bytes == 0 || top_n_ == 0) return;
     auto smaller = [](const auto& a, const auto& b) { return a.second > b.second; };  // min-heap
     if (top_.size() < top_n_) {
-        top_.emplace_back(process.index, own);
+        top_.emplace_back(index, bytes);
         std::push_heap(top_.begin(), top_.end(), smaller);
-    } else if (own > top_.front().second) {
+    } else if (bytes > top_.front().second) {
         std::pop_heap(top_.begin(), top_.end(), smaller);
-        top_.back() = {process.index, own};
+        top_.back() = {index, bytes};
         std::push_heap(top_.begin(), top_.end(), smaller);
     }
 }
 
+void SnapshotSum::add_shared(const SampledProcess& process, const StatmSample& sample) {
+    // File-backed and shmem pages are mostly the same pages in several
+    // processes (libraries, MAP_SHARED): counted once, as the largest set.
+    if (process.origin != ImageOrigin::SharedMm)
+        largest_shared_bytes_ = std::max(largest_shared_bytes_, sample.shared_bytes);
+}
+
+void SnapshotSum::add_alone(const SampledProcess& process, const StatmSample& sample) {
+    const uint64_t own = process.origin == ImageOrigin::SharedMm ? 0 : anon_bytes(sample);
+    lower_total_bytes_ += own;
+    upper_total_bytes_ += own;
+    add_shared(process, sample);
+    add_top(process.index, own);
+}
+
+void SnapshotSum::add_family(std::span<const FamilyMember> members) {
+    for (const FamilyMember& m : members) add_shared(m.how, m.statm);
+    if (resolved(members)) {
+        for (const FamilyMember& m : members) {
+            lower_total_bytes_ += *m.pss_anon_bytes;
+            upper_total_bytes_ += *m.pss_anon_bytes;
+            add_top(m.how.index, *m.pss_anon_bytes);
+        }
+        return;
+    }
+    const ByteBounds b = family_bounds(members);
+    lower_total_bytes_ += b.lower_bytes;
+    upper_total_bytes_ += b.upper_bytes;
+    for (const FamilyMember& m : members)
+        add_top(m.how.index, m.how.origin == ImageOrigin::Exec ? anon_bytes(m.statm) : growth_bytes(m));
+}
+
+uint64_t SnapshotSum::upper_with(std::span<const FamilyMember> members) const {
+    uint64_t anon = 0, shared = largest_shared_bytes_;
+    for (const FamilyMember& m : members) {
+        anon += anon_bytes(m.statm);
+        if (m.how.origin != ImageOrigin::SharedMm) shared = std::max(shared, m.statm.shared_bytes);
+    }
+    return upper_total_bytes_ + anon + shared;
+}
+
 SnapshotTotal SnapshotSum::finish() && {
     SnapshotTotal t;
-    t.total_bytes = private_total_bytes_ + largest_shared_bytes_;
+    t.total_bytes = lower_total_bytes_ + largest_shared_bytes_;
+    t.upper_bytes = upper_total_bytes_ + largest_shared_bytes_;
     std::sort(top_.begin(), top_.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     // One point per snapshot is kept: a vector of exactly its size.
     t.top.assign(top_.begin(), top_.end());
     return t;
-}
-
-SnapshotTotal sum_snapshot(const std::vector<std::pair<SampledProcess, StatmSample>>& samples, size_t top_n) {
-    SnapshotSum sum(top_n);
-    for (const auto& [proc, statm] : samples) sum.add(proc, statm);
-    return std::move(sum).finish();
 }
 
 void append_bounded(Timeline& timeline, TimelinePoint point, size_t max_points) {

@@ -6,13 +6,24 @@
 #include <vector>
 
 namespace max_rss {
+namespace {
 
-TreePeak compute_tree_peak(const std::deque<Process>& processes, std::optional<uint64_t> sampled_bytes) {
+// The most an image held at any moment of its life: its VmHWM (for a fork
+// image, inherited pages included), else its own peak.
+uint64_t held_at_most(const Image& img) {
+    if (img.origin == ImageOrigin::SharedMm) return 0;
+    return std::max(img.hwm_bytes.value_or(0), img.peak_rss_bytes);
+}
+
+}  // namespace
+
+TreePeak compute_tree_peak(const std::deque<Process>& processes, const SnapshotTally& tally) {
     TreePeak peak;
-    // Sweep over image lifetimes: each image holds at most its own peak while
-    // it lives, so the largest sum over images alive at the same moment bounds
-    // the concurrent peak from above, and equals it when at most one image at a
-    // time is near its peak. Images that ended before another started never add.
+    // Sweep over image lifetimes: each image never holds more than its VmHWM
+    // while it lives, so the largest sum over images alive at the same moment
+    // bounds the tree's peak from above (loosely: libraries and inherited
+    // pages count in every image). Images that ended before another started
+    // never add.
     //
     // This runs once the whole tree's records are in memory, so it must add
     // little to max_rss's own peak: one pointer per image, sorted by start, and
@@ -31,7 +42,7 @@ TreePeak compute_tree_peak(const std::deque<Process>& processes, std::optional<u
         // An image that lived no time at all never overlaps another (at equal
         // times an end comes before a start); largest_process_bytes covers it.
         for (const auto& img : p.images)
-            if (img.peak_rss_bytes > 0 && img.end_ns > img.start_ns) by_start.push_back(&img);
+            if (held_at_most(img) > 0 && img.end_ns > img.start_ns) by_start.push_back(&img);
     }
     std::sort(by_start.begin(), by_start.end(),
               [](const Image* a, const Image* b) { return a->start_ns < b->start_ns; });
@@ -45,21 +56,32 @@ TreePeak compute_tree_peak(const std::deque<Process>& processes, std::optional<u
             running -= alive.top().second;
             alive.pop();
         }
-        alive.emplace(img->end_ns, img->peak_rss_bytes);
-        running += img->peak_rss_bytes;
+        alive.emplace(img->end_ns, held_at_most(*img));
+        running += held_at_most(*img);
         best = std::max(best, running);
     }
     peak.overlapping_peaks_bytes = std::max(best, peak.largest_process_bytes);
-    peak.sampled_bytes = sampled_bytes;
-    if (sampled_bytes) {
-        // What the live tree held at once (snapshots, shared pages once), and
-        // never less than one process's exact peak, which snapshots may miss.
-        peak.tree_bytes = std::max(*sampled_bytes, peak.largest_process_bytes);
-        peak.method = PeakMethod::Snapshots;
-    } else {
-        peak.tree_bytes = peak.overlapping_peaks_bytes;
-        peak.method = PeakMethod::OverlappingImagePeaks;
+    peak.sampled_bytes = tally.best_bytes;
+    peak.release_points = tally.release_points;
+    peak.release_points_skipped = tally.release_points_skipped;
+    // Snapshots miss no process's own peak only if they are exact: a
+    // process's measured peak is a lower bound of the tree's in any case.
+    peak.tree_bytes = std::max(tally.best_bytes.value_or(0), peak.largest_process_bytes);
+    if (!tally.release_points_reported || (!tally.best_bytes && !processes.empty()))
+        peak.inexact_reason = InexactReason::NoReleasePoints;
+    else if (tally.release_points_skipped > 0) peak.inexact_reason = InexactReason::SnapshotsSkipped;
+    else if (tally.unresolved_upper_bytes > peak.tree_bytes) peak.inexact_reason = InexactReason::FamiliesUnresolved;
+    if (peak.inexact_reason == InexactReason::None) {
+        peak.method = PeakMethod::Exact;
+        return peak;
     }
+    peak.method = PeakMethod::LowerBound;
+    // Unmeasured release points: only the overlapping-high-water-marks sum
+    // bounds what the tree held there. Unresolved families only: the largest
+    // of their snapshots' upper bounds.
+    uint64_t upper = std::max(peak.tree_bytes, tally.unresolved_upper_bytes);
+    if (peak.inexact_reason != InexactReason::FamiliesUnresolved) upper = std::max(upper, peak.overlapping_peaks_bytes);
+    peak.upper_bound_bytes = upper;
     return peak;
 }
 

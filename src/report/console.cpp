@@ -30,12 +30,18 @@ std::string format_summary(const RunResult& r) {
         if (p.pid == r.peak.largest_pid && (!largest || p.peak_rss_bytes > largest->peak_rss_bytes)) largest = &p;
     }
     const size_t n = r.processes.size();
-    std::string out = fmt::format("max_rss: {} peak of the whole tree ({} process{}, {} image{}){}\n",
-                                  format_bytes(r.peak.tree_bytes), n, n == 1 ? "" : "es", images,
-                                  images == 1 ? "" : "s", r.degraded ? " [degraded: sampled, not traced]" : "");
+    // A bound is never shown as the peak: "at least", and the line below says
+    // how far the truth can be above it, and why.
+    const bool bound = r.peak.method == PeakMethod::LowerBound;
+    std::string out = fmt::format("max_rss: {}{} peak of the whole tree ({} process{}, {} image{}){}\n",
+                                  bound ? "at least " : "", format_bytes(r.peak.tree_bytes), n, n == 1 ? "" : "es",
+                                  images, images == 1 ? "" : "s",
+                                  r.degraded ? " [degraded: sampled, not traced]" : "");
     auto line = [&out](std::string_view label, std::string_view value, std::string_view note) {
         out += fmt::format("  {:<17}{:>10}  {}\n", label, value, note);
     };
+    if (bound && r.peak.upper_bound_bytes)
+        line("at most:", format_bytes(*r.peak.upper_bound_bytes), describe_inexact(r.peak.inexact_reason));
     if (largest) {
         // Name the image that had the peak, not just the last one.
         const Image* top = nullptr;

@@ -117,6 +117,12 @@ void write_report_json(std::ostream& out, const RunResult& r) {
     head["wall_seconds"] = r.wall_seconds;
     head["peak"] = {{"tree_bytes", r.peak.tree_bytes},
                     {"method", peak_method_name(r.peak.method)},
+                    {"exact", r.peak.method == PeakMethod::Exact},
+                    {"upper_bound_bytes", opt(r.peak.upper_bound_bytes)},
+                    {"inexact_reason", r.peak.method == PeakMethod::Exact ? json(nullptr)
+                                                                          : json(inexact_reason_name(r.peak.inexact_reason))},
+                    {"release_points", r.peak.release_points},
+                    {"release_points_skipped", r.peak.release_points_skipped},
                     {"largest_process_bytes", r.peak.largest_process_bytes},
                     {"largest_pid", r.peak.largest_pid},
                     {"sampled_bytes", opt(r.peak.sampled_bytes)},

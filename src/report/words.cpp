@@ -50,11 +50,37 @@ std::string describe(const Degradation& d) {
 
 const char* peak_method_name(PeakMethod method) {
     switch (method) {
-        case PeakMethod::Snapshots: return "snapshots";
-        case PeakMethod::OverlappingImagePeaks: return "overlapping-image-peaks";
+        case PeakMethod::Exact: return "exact";
+        case PeakMethod::LowerBound: return "lower-bound";
         case PeakMethod::DegradedSampling: return "degraded-sampling";
     }
     return "unknown";
+}
+
+const char* inexact_reason_name(InexactReason reason) {
+    switch (reason) {
+        case InexactReason::None: return "none";
+        case InexactReason::NoReleasePoints: return "no-release-points";
+        case InexactReason::SnapshotsSkipped: return "snapshots-skipped";
+        case InexactReason::FamiliesUnresolved: return "families-unresolved";
+    }
+    return "unknown";
+}
+
+std::string describe_inexact(InexactReason reason) {
+    switch (reason) {
+        case InexactReason::None: return "";
+        case InexactReason::NoReleasePoints:
+            return "the program could not be stopped where its memory falls (no seccomp filter), so a short peak "
+                   "between snapshots can be missed";
+        case InexactReason::SnapshotsSkipped:
+            return "some moments where memory fell were not measured: measuring each would have cost too much of "
+                   "the run (a very wide tree)";
+        case InexactReason::FamiliesUnresolved:
+            return "copy-on-write pages shared by forked processes were not counted exactly at every moment "
+                   "(too costly)";
+    }
+    return "";
 }
 
 const char* backend_name(BackendKind kind) {

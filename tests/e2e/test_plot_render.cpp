@@ -64,7 +64,7 @@ RunResult build_like_run() {
     for (pid_t i = 0; i < 12; ++i)
         r.processes.push_back(process(4010 + i, 4000, program({"sh", "-c", "echo done"}), 2 * MiB));
     r.peak.tree_bytes = 800 * MiB;
-    r.peak.method = PeakMethod::OverlappingImagePeaks;
+    r.peak.method = PeakMethod::LowerBound;
     r.peak.largest_process_bytes = 420 * MiB;
     r.peak.largest_pid = 4001;
     r.timeline.interval_ns = 10'000'000;

@@ -218,7 +218,7 @@ TEST_CASE("100 MiB MAP_SHARED read by 4 children at once counts once", "[tracer]
     REQUIRE(r.processes.size() == 5);
     CHECK(mib(r.peak.tree_bytes) >= 100);
     CHECK(mib(r.peak.tree_bytes) <= 110);
-    CHECK(r.peak.method == PeakMethod::Snapshots);
+    CHECK(r.peak.method == PeakMethod::Exact);
     CHECK(mib(r.peak.sum_of_process_peaks_bytes) > 400);  // what summing Rss would claim
 }
 
@@ -234,7 +234,7 @@ TEST_CASE("the timeline records the live tree and is bounded", "[tracer][concurr
     uint64_t best = 0;
     for (const auto& p : r.timeline.points) best = std::max(best, p.total_bytes);
     CHECK_MIB_NEAR(best, 50);
-    CHECK(r.peak.sampled_bytes == best);
+    CHECK(r.peak.sampled_bytes >= best);  // release points add snapshots of their own
 }
 
 namespace {

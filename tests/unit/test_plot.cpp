@@ -52,7 +52,7 @@ RunResult small_run() {
     r.processes.push_back(process(102, 100, {program({"cat"})}, {3 * MiB}));
     r.processes.push_back(process(103, 100, {program({"sed", "s/a/b/"})}, {4 * MiB}));
     r.peak.tree_bytes = 210 * MiB;
-    r.peak.method = PeakMethod::OverlappingImagePeaks;
+    r.peak.method = PeakMethod::LowerBound;
     r.peak.largest_pid = 101;
     r.peak.largest_process_bytes = 200 * MiB;
     r.timeline.interval_ns = 100'000'000;
@@ -159,13 +159,13 @@ TEST_CASE("plot: legend, peak marks and caption", "[plot]") {
     CHECK(html.find("touch 10 (pid 101)") < html.find("cat (pid 102)"));
     CHECK(html.find("cat (pid 102)") < html.find("(pid 100)"));
 
-    CHECK(html.find(">tree peak 210.0 MiB (overlapping-image-peaks)</text>") != std::string::npos);
+    CHECK(html.find(">tree peak 210.0 MiB (lower-bound)</text>") != std::string::npos);
     CHECK(html.find("stroke-dasharray") != std::string::npos);
     CHECK(html.find(">sampled peak 205.0 MiB at 0.2 s</text>") != std::string::npos);
     CHECK(html.find("memory (MiB)") != std::string::npos);
     CHECK(html.find("time (s)") != std::string::npos);
 
-    CHECK(html.find("<b>tree peak 210.0 MiB (overlapping-image-peaks)</b>") != std::string::npos);
+    CHECK(html.find("<b>tree peak 210.0 MiB (lower-bound)</b>") != std::string::npos);
     CHECK(html.find("ru_maxrss of the root <b>200.0 MiB</b>") != std::string::npos);
     CHECK(html.find("4 processes") != std::string::npos);
     CHECK(html.find("sampled every 100 ms (5 points)") != std::string::npos);
@@ -215,7 +215,7 @@ TEST_CASE("plot: GiB for peaks of a GiB or more", "[plot]") {
     r.peak.tree_bytes = 3 * 1024 * MiB;
     const std::string html = render_plot_html(r);
     CHECK(html.find("memory (GiB)") != std::string::npos);
-    CHECK(html.find(">tree peak 3.0 GiB (overlapping-image-peaks)</text>") != std::string::npos);
+    CHECK(html.find(">tree peak 3.0 GiB (lower-bound)</text>") != std::string::npos);
 }
 
 TEST_CASE("plot: a run too short to sample gets a bar per process", "[plot]") {
@@ -229,7 +229,7 @@ TEST_CASE("plot: a run too short to sample gets a bar per process", "[plot]") {
     CHECK(html.find(">touch 10 (pid 101)</text>") != std::string::npos);
     CHECK(html.find(">sed s/a/b/ (pid 103)</text>") != std::string::npos);
     CHECK(html.find(">200.0 MiB</text>") != std::string::npos);
-    CHECK(html.find(">tree peak 210.0 MiB (overlapping-image-peaks)</text>") != std::string::npos);
+    CHECK(html.find(">tree peak 210.0 MiB (lower-bound)</text>") != std::string::npos);
     CHECK(html.find("peak memory (MiB)") != std::string::npos);
     // Largest first.
     CHECK(html.find("touch 10 (pid 101)") < html.find("sed s/a/b/ (pid 103)"));

@@ -43,18 +43,15 @@ TEST_CASE("policy: smaps_rollup at exit from 1 MiB for fork images, 4 MiB for ex
     CHECK_FALSE(wants_smaps_at_exit(ImageOrigin::SharedMm, 100 * MiB));
 }
 
-TEST_CASE("policy: an exit snapshot is worth it from 1 MiB of the process's own", "[policy]") {
-    // A fork image's peak is already only what it added.
-    CHECK(wants_exit_snapshot(ImageOrigin::Fork, 1 * MiB, std::nullopt, std::nullopt));
-    CHECK_FALSE(wants_exit_snapshot(ImageOrigin::Fork, 512 * KiB, 8 * MiB, std::nullopt));
-    // An exec'd image's VmHWM counts the libraries it maps: /bin/true's 1.1 MiB
-    // of VmHWM with 150 KiB anonymous is not worth a snapshot...
-    CHECK_FALSE(wants_exit_snapshot(ImageOrigin::Exec, 1100 * KiB, 150 * KiB, 0));
-    // ...its anonymous and shmem pages decide.
-    CHECK(wants_exit_snapshot(ImageOrigin::Exec, 1100 * KiB, 512 * KiB, 512 * KiB));
-    // Without a status breakdown, VmHWM decides.
-    CHECK(wants_exit_snapshot(ImageOrigin::Exec, 2 * MiB, std::nullopt, std::nullopt));
-    CHECK_FALSE(wants_exit_snapshot(ImageOrigin::SharedMm, 0, std::nullopt, std::nullopt));
+TEST_CASE("policy: release-point snapshots fit a free allowance plus a share of the run", "[policy]") {
+    // The first 200 ms of snapshot time are free: a short run is measured at
+    // every release point whatever it costs.
+    CHECK(snapshot_affordable(0, 0, kSnapshotAllowanceNs));
+    CHECK_FALSE(snapshot_affordable(0, 0, kSnapshotAllowanceNs + 1));
+    // Then a fifth of the run's time: after 10 s, 2.2 s in all.
+    const int64_t s = 1'000'000'000;
+    CHECK(snapshot_affordable(2 * s, 10 * s, kSnapshotAllowanceNs));
+    CHECK_FALSE(snapshot_affordable(2 * s, 10 * s, kSnapshotAllowanceNs + 1));
 }
 
 TEST_CASE("policy: a VmHWM reset is a VmHWM more than 1 MiB below what a snapshot saw", "[policy]") {

@@ -123,7 +123,65 @@ TEST_CASE("recorder: a fork child's private pages at exit count its copy-on-writ
     rec.task_exiting(101);
     RunResult r = rec.finish();
     CHECK(r.processes[1].peak_rss_bytes == 100 * MiB);
-    CHECK(probe.smaps_reads == 1);
+    CHECK(probe.smaps_reads >= 1);
+}
+
+namespace {
+// The root holds 100 MiB (and 1 MiB of libraries) and forks 101, which
+// inherits all of it.
+void fork_with_100_mib(Recorder& rec, FakeProbe& probe) {
+    start_root(rec, probe);
+    probe.set(100, 101, 101, 100);
+    rec.task_created(101, 100, CloneKind::Fork);
+    probe.set(101, 101, 101, 100);
+    rec.first_stop(101);
+}
+}  // namespace
+
+TEST_CASE("recorder: copy-on-write copies count in the tree peak, resolved at a release point", "[recorder]") {
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 0, 2048}, probe);
+    fork_with_100_mib(rec, probe);
+    // The child rewrote all of them: statm cannot tell, Pss_Anon can.
+    procfs::SmapsRollup copies;
+    copies.pss_anon_bytes = 100 * MiB;
+    probe.smaps[100] = copies;
+    probe.smaps[101] = copies;
+    rec.memory_released(100);  // the root is about to munmap its copy
+    probe.set(100, 101, 1, 0);
+    rec.task_exiting(101);
+    rec.task_reaped(101, exited(0), std::nullopt);
+    rec.task_exiting(100);
+    RunResult r = rec.finish();
+    CHECK(r.peak.method == PeakMethod::Exact);
+    CHECK(r.peak.tree_bytes == 201 * MiB);  // both copies and the 1 MiB of libraries once
+    CHECK(r.peak.release_points == 3);
+}
+
+TEST_CASE("recorder: a fork family whose sharing cannot be read is a bound", "[recorder]") {
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 0, 2048}, probe);
+    fork_with_100_mib(rec, probe);
+    rec.memory_released(100);  // no smaps_rollup to be had
+    RunResult r = rec.finish();
+    CHECK(r.peak.method == PeakMethod::LowerBound);
+    CHECK(r.peak.inexact_reason == InexactReason::FamiliesUnresolved);
+    CHECK(r.peak.tree_bytes == 101 * MiB);
+    CHECK(r.peak.upper_bound_bytes == 201 * MiB);
+}
+
+TEST_CASE("recorder: a leader that ends before its threads is read through a live thread", "[recorder]") {
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 0, 2048}, probe);
+    start_root(rec, probe);
+    rec.task_created(101, 100, CloneKind::Thread);
+    rec.first_stop(101);
+    rec.task_exiting(100);            // pthread_exit in main: /proc/100 reads zeros now
+    probe.statms[100] = procfs::Statm{0, 0};
+    probe.set(101, 150, 150, 149);
+    rec.memory_released(101);
+    RunResult r = rec.finish();
+    CHECK(r.peak.tree_bytes == 150 * MiB);
 }
 
 TEST_CASE("recorder: vfork and CLONE_VM children own nothing and name whose memory they use", "[recorder]") {
@@ -215,8 +273,8 @@ TEST_CASE("recorder: a snapshot counts what processes hold at once; a VmHWM belo
     RunResult r = rec.finish();
     // 149 + 59 private, the 1 MiB of shared pages once.
     CHECK(r.peak.sampled_bytes == 209 * MiB);
-    CHECK(r.peak.method == PeakMethod::Snapshots);
-    REQUIRE(r.timeline.points.size() == 1);
+    CHECK(r.peak.method == PeakMethod::Exact);  // the tick and both exits (release points)
+    REQUIRE(r.timeline.points.size() == 3);
     CHECK(r.timeline.points[0].top.size() == 2);
     REQUIRE(r.warnings.size() == 1);
     CHECK(r.warnings[0].kind == Warning::Kind::HwmReset);

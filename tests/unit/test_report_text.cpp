@@ -28,7 +28,7 @@ RunResult run_with_bad_bytes() {
     RunResult r;
     r.command = {"tool", bad_arg};
     r.exit.code = 0;
-    r.peak.method = PeakMethod::Snapshots;
+    r.peak.method = PeakMethod::Exact;
     r.warnings = {Warning{Warning::Kind::CgroupUnavailable, 0, 0, 0, 0, "cannot create " + bad_arg}};
     auto program = std::make_shared<Program>();
     program->argv = r.command;

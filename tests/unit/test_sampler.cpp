@@ -8,41 +8,95 @@ using namespace max_rss;
 
 namespace {
 constexpr uint64_t MiB = 1 << 20;
-SampledProcess proc(uint32_t index, ImageOrigin origin, StatmSample inherited = {}) {
-    return SampledProcess{index, origin, inherited};
+SampledProcess proc(uint32_t index, ImageOrigin origin, StatmSample inherited = {}, uint32_t family = 0) {
+    return SampledProcess{index, origin, inherited, family};
 }
 StatmSample statm(uint64_t resident_mib, uint64_t shared_mib) { return {resident_mib * MiB, shared_mib * MiB}; }
+FamilyMember member(SampledProcess how, StatmSample now, std::optional<uint64_t> pss_anon_mib = std::nullopt) {
+    FamilyMember m{how, now, std::nullopt};
+    if (pss_anon_mib) m.pss_anon_bytes = *pss_anon_mib * MiB;
+    return m;
+}
+SnapshotTotal sum_alone(const std::vector<std::pair<SampledProcess, StatmSample>>& samples, size_t top_n = 8) {
+    SnapshotSum sum(top_n);
+    for (const auto& [how, now] : samples) sum.add_alone(how, now);
+    return std::move(sum).finish();
+}
 }  // namespace
 
-TEST_CASE("private part of a process by how its image began", "[sampler]") {
-    // exec'd: everything not file-backed or shmem
-    CHECK(private_bytes(proc(0, ImageOrigin::Exec), statm(120, 20)) == 100 * MiB);
-    // forked: only what it added beyond the unshared pages it inherited
-    CHECK(private_bytes(proc(1, ImageOrigin::Fork, statm(300, 2)), statm(351, 3)) == 50 * MiB);
-    CHECK(private_bytes(proc(1, ImageOrigin::Fork, statm(300, 2)), statm(100, 2)) == 0);
-    // vfork / CLONE_VM: the mm is someone else's
-    CHECK(private_bytes(proc(2, ImageOrigin::SharedMm), statm(300, 2)) == 0);
-    // garbage-in stays sane
-    CHECK(private_bytes(proc(0, ImageOrigin::Exec), statm(1, 5)) == 0);
+TEST_CASE("a process alone owns its anonymous pages: resident - shared", "[sampler]") {
+    CHECK(anon_bytes(statm(120, 20)) == 100 * MiB);
+    CHECK(anon_bytes(statm(1, 5)) == 0);  // garbage-in stays sane
+    // Whatever its origin: a forked child whose relatives are gone owns what it inherited.
+    auto t = sum_alone({{proc(0, ImageOrigin::Fork, statm(100, 1)), statm(150, 1)}});
+    CHECK(t.total_bytes == 150 * MiB);
+    CHECK(t.exact());
+    // vfork / CLONE_VM: the mm is someone else's.
+    CHECK(sum_alone({{proc(2, ImageOrigin::SharedMm), statm(300, 2)}}).total_bytes == 0);
 }
 
 TEST_CASE("a snapshot counts shared pages once", "[sampler]") {
-    // A parent with 100 MiB MAP_SHARED and 4 forked children that read it all:
-    // each has 102 MiB resident of which 101 is shmem and libraries, and its
-    // 1 MiB of anonymous memory is the parent's, inherited copy-on-write.
-    std::vector<std::pair<SampledProcess, StatmSample>> samples{
-        {proc(0, ImageOrigin::Exec), statm(102, 101)}};
-    for (uint32_t i = 1; i <= 4; ++i) samples.push_back({proc(i, ImageOrigin::Fork, statm(2, 1)), statm(102, 101)});
-    auto t = sum_snapshot(samples);
-    CHECK(t.total_bytes == 101 * MiB + 1 * MiB);  // the parent's 1 MiB anon + the shared set once
-    REQUIRE(t.top.size() == 1);                     // children added nothing of their own
-    CHECK(t.top[0] == std::pair<uint32_t, uint64_t>{0, 1 * MiB});
+    // A parent with 100 MiB MAP_SHARED and 4 exec'd children that map it all:
+    // each has 102 MiB resident of which 101 is shmem and libraries.
+    std::vector<std::pair<SampledProcess, StatmSample>> samples{{proc(0, ImageOrigin::Exec), statm(102, 101)}};
+    for (uint32_t i = 1; i <= 4; ++i) samples.push_back({proc(i, ImageOrigin::Exec), statm(102, 101)});
+    auto t = sum_alone(samples);
+    CHECK(t.total_bytes == 101 * MiB + 5 * MiB);  // each one's 1 MiB anon + the shared set once
+    CHECK(t.exact());
+}
+
+TEST_CASE("a fork family's bounds from statm bracket its distinct pages", "[sampler]") {
+    const auto head = proc(0, ImageOrigin::Exec);
+    const auto child = proc(1, ImageOrigin::Fork, statm(101, 1));  // inherited 100 MiB anon
+    SECTION("the child wrote every inherited page: 200 MiB distinct, statm cannot tell") {
+        const std::vector<FamilyMember> m{member(head, statm(101, 1)), member(child, statm(101, 1))};
+        const ByteBounds b = family_bounds(m);
+        CHECK(b.lower_bytes == 100 * MiB);
+        CHECK(b.upper_bytes == 200 * MiB);
+    }
+    SECTION("the child grew 20 MiB of its own: pages made after the fork are new") {
+        const std::vector<FamilyMember> m{member(head, statm(101, 1)), member(child, statm(121, 1))};
+        const ByteBounds b = family_bounds(m);
+        CHECK(b.lower_bytes == 120 * MiB);
+        CHECK(b.upper_bytes == 220 * MiB);
+    }
+    SECTION("the head freed its copy: the child's pages are a floor") {
+        const std::vector<FamilyMember> m{member(head, statm(1, 1)), member(child, statm(101, 1))};
+        CHECK(family_bounds(m).lower_bytes == 100 * MiB);
+    }
+}
+
+TEST_CASE("a fork family resolved by Pss_Anon is exact", "[sampler]") {
+    SnapshotSum sum;
+    sum.add_alone(proc(9, ImageOrigin::Exec), statm(12, 2));  // 10 MiB alone, 2 MiB of libraries
+    const std::vector<FamilyMember> m{member(proc(0, ImageOrigin::Exec), statm(101, 1), 100),
+                                      member(proc(1, ImageOrigin::Fork, statm(101, 1)), statm(101, 1), 100)};
+    CHECK(sum.upper_with(m) == 10 * MiB + 200 * MiB + 2 * MiB);
+    sum.add_family(m);
+    auto t = std::move(sum).finish();
+    CHECK(t.exact());
+    CHECK(t.total_bytes == 10 * MiB + 200 * MiB + 2 * MiB);
+    REQUIRE(t.top.size() == 3);
+    CHECK(t.top[0].second == 100 * MiB);
+    CHECK(t.top[2] == std::pair<uint32_t, uint64_t>{9, 10 * MiB});
+}
+
+TEST_CASE("a fork family left unresolved gives bounds, not a figure", "[sampler]") {
+    SnapshotSum sum;
+    // One member's Pss_Anon could not be read (it exited meanwhile): bounds.
+    const std::vector<FamilyMember> m{member(proc(0, ImageOrigin::Exec), statm(101, 1), 100),
+                                      member(proc(1, ImageOrigin::Fork, statm(101, 1)), statm(101, 1))};
+    sum.add_family(m);
+    auto t = std::move(sum).finish();
+    CHECK_FALSE(t.exact());
+    CHECK(t.total_bytes == 101 * MiB);
+    CHECK(t.upper_bytes == 201 * MiB);
 }
 
 TEST_CASE("a snapshot sums private memory and keeps the largest contributors", "[sampler]") {
     std::vector<std::pair<SampledProcess, StatmSample>> samples;
     for (uint32_t i = 0; i < 12; ++i) samples.push_back({proc(i, ImageOrigin::Exec), statm(10 + i, 2)});
-    auto t = sum_snapshot(samples, 3);
+    auto t = sum_alone(samples, 3);
     uint64_t expected = 2 * MiB;
     for (uint32_t i = 0; i < 12; ++i) expected += (8 + i) * MiB;
     CHECK(t.total_bytes == expected);
@@ -61,12 +115,12 @@ TEST_CASE("a snapshot's top contributors do not depend on the order processes co
     for (int order = 0; order < 3; ++order) {
         if (order == 1) std::reverse(samples.begin(), samples.end());
         if (order == 2) std::rotate(samples.begin(), samples.begin() + 17, samples.end());
-        auto t = sum_snapshot(samples, 4);
+        auto t = sum_alone(samples, 4);
         REQUIRE(t.top.size() == 4);
         for (uint64_t k = 0; k < 4; ++k) CHECK(t.top[k].second == (50 - k) * MiB);  // largest first
         CHECK(t.total_bytes == 2 * MiB + 1275 * MiB);                             // 2 shared + 1+2+...+50
-        CHECK(sum_snapshot(samples, 0).top.empty());
-        CHECK(sum_snapshot(samples, 0).total_bytes == t.total_bytes);
+        CHECK(sum_alone(samples, 0).top.empty());
+        CHECK(sum_alone(samples, 0).total_bytes == t.total_bytes);
     }
 }
 
@@ -87,13 +141,4 @@ TEST_CASE("the timeline stays bounded and keeps its peak", "[sampler]") {
         CHECK(p.top[0].first == static_cast<uint32_t>(p.t_ns));
         CHECK(p.top[0].second == p.total_bytes);
     }
-}
-
-TEST_CASE("a private floor from smaps raises a process's part, never lowers it", "[sampler]") {
-    SampledProcess p = proc(1, ImageOrigin::Fork, statm(100, 1));
-    CHECK(private_bytes(p, statm(100, 1)) == 0);  // statm: nothing beyond what it inherited
-    p.private_floor_bytes = 100 * MiB;             // smaps at exit: 100 MiB of copy-on-write copies
-    CHECK(private_bytes(p, statm(100, 1)) == 100 * MiB);
-    p.private_floor_bytes = 1 * MiB;
-    CHECK(private_bytes(p, statm(150, 1)) == 50 * MiB);
 }

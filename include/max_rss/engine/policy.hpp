@@ -29,15 +29,16 @@ inline constexpr uint64_t kForkSmapsMinBytes = uint64_t{1} << 20;
 inline constexpr uint64_t kExecSmapsMinBytes = uint64_t{4} << 20;
 bool wants_smaps_at_exit(ImageOrigin origin, std::optional<uint64_t> rss_bytes);
 
-// A snapshot of the whole live tree at a process's final exit stop catches
-// overlaps far shorter than the timer, but costs a read per live process: it
-// is taken when the exiting process holds at least 1 MiB of its own. "Its
-// own": a fork image's peak is already what it added; an exec'd image's VmHWM
-// counts the libraries it maps (every /bin/true passes 1 MiB), so its
-// anonymous + shmem pages at exit decide (when known).
-inline constexpr uint64_t kExitSnapshotMinBytes = uint64_t{1} << 20;
-bool wants_exit_snapshot(ImageOrigin origin, uint64_t image_peak_bytes, OptionalBytes rss_anon_bytes,
-                         OptionalBytes rss_shmem_bytes);
+// The tree's memory falls only at release points (munmap, madvise, brk,
+// exec, exit, ...): a snapshot at each is how the peak is measured exactly.
+// Each costs a read per live process (and, when a fork family's sharing must
+// be resolved, a page-table walk per member), paid while a task waits. They
+// are taken while max_rss's snapshot time stays within a free allowance plus
+// a share of the run's time so far; beyond it (a 10,000-process tree exiting
+// at once) they are skipped, and the report says the peak is a lower bound.
+inline constexpr int64_t kSnapshotAllowanceNs = 200'000'000;
+inline constexpr int64_t kSnapshotSharePercent = 20;
+bool snapshot_affordable(int64_t spent_ns, int64_t elapsed_ns, int64_t expected_cost_ns);
 
 // VmHWM never falls unless the program reset it (a write of 5 to
 // /proc/self/clear_refs). Read approximately, it may be a few hundred KiB
@@ -45,9 +46,9 @@ bool wants_exit_snapshot(ImageOrigin origin, uint64_t image_peak_bytes, Optional
 inline constexpr uint64_t kHwmSlackBytes = uint64_t{1} << 20;
 bool hwm_was_reset(uint64_t hwm_bytes, uint64_t sampled_max_resident_bytes);
 
-// Snapshots cost ~1.5 us a live process (12 ms at 10,000): the next one may
-// come min_gap_ns after the last, and no sooner than ten times what the last
-// one cost, so that they stay under ~10% of the tracer's time in wide trees.
+// Periodic snapshots (the timeline; a complement to the release points) cost
+// ~1.5 us a live process (12 ms at 10,000): the next one may come min_gap_ns
+// after the last, and no sooner than ten times what the last one cost.
 int64_t snapshot_gap_ns(int64_t min_gap_ns, int64_t last_snapshot_cost_ns);
 
 }  // namespace max_rss::policy

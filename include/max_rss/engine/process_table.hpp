@@ -30,6 +30,15 @@ struct LiveProcess {
     // The largest resident size any snapshot saw in its current image: a VmHWM
     // below it was reset (clear_refs).
     uint64_t max_resident_bytes = 0;
+    // The task its memory is read through: the leader, until the leader ends
+    // before the other threads (a zombie leader's /proc files read zeros).
+    pid_t reader_tid = 0;
+    // A fork child's creator's family at the fork: joined at its first stop,
+    // once what it inherited is known.
+    uint32_t fork_family = kNoFamily;
+    // Past its final exit stop: its address space is gone, it holds nothing
+    // until it is reaped.
+    bool mm_released = false;
 };
 
 class ProcessTable {
@@ -54,7 +63,13 @@ public:
     void remove_task(pid_t tid) { tasks_.erase(tid); }
     // A non-leader thread exec'd: it now has the leader's tid (from the former one).
     void retid_task(pid_t former_tid, pid_t tid);
-    void remove_live(pid_t pid) { live_.erase(pid); }
+    void remove_live(pid_t pid);
+    // The fork family (see snapshot.hpp) the live process pid belongs to now.
+    void set_family(pid_t pid, uint32_t family);
+    // How many live processes share the family's pages (0 for kNoFamily).
+    [[nodiscard]] uint32_t family_size(uint32_t family) const;
+    // Another live task of the process at index than tid (0 if none).
+    [[nodiscard]] pid_t other_task(uint32_t index, pid_t tid) const;
 
     [[nodiscard]] size_t task_count() const { return tasks_.size(); }
     [[nodiscard]] size_t live_count() const { return live_.size(); }
@@ -67,6 +82,7 @@ private:
     std::deque<uint32_t> parents_;  // per process, live or not (4 bytes each)
     std::unordered_map<pid_t, TaskEntry> tasks_;
     std::unordered_map<pid_t, LiveProcess> live_;
+    std::unordered_map<uint32_t, uint32_t> family_sizes_;  // only families with live members
 };
 
 }  // namespace max_rss

@@ -7,14 +7,20 @@
 //   root_started | task_created | process_adopted   a task came to be
 //   first_stop                      it has not run yet (a fork child's inherited pages)
 //   exec_entry, exec_done           an image ends, a new one begins
+//   memory_released                 about to unmap or discard memory
 //   task_exiting                    its last moment with its memory intact
 //   task_reaped                     gone, with its exit status and rusage
 // and, for the whole tree: tick (the periodic timer), seen_alive (a live
 // process read without being stopped: the sample backend).
+//
+// The tree peak: the tree's memory falls only at release points (exec_entry,
+// memory_released, task_exiting), so a snapshot at each, taken while that
+// task waits, sees every maximum (see snapshot.hpp for how one counts).
 #pragma once
 
 #include <max_rss/engine/probe.hpp>
 #include <max_rss/engine/process_table.hpp>
+#include <max_rss/engine/tree_peak.hpp>
 #include <max_rss/model.hpp>
 
 #include <sys/types.h>
@@ -78,6 +84,12 @@ public:
     // covers only it (sampling uses it for the moments it missed).
     void task_reaped(pid_t tid, const ExitStatus& exit, OptionalBytes ru_maxrss_bytes,
                      bool ru_maxrss_is_its_own = false);
+    // tid is stopped before a system call that may unmap or discard memory
+    // (munmap, madvise(DONTNEED), a shrinking brk, ...): a release point.
+    void memory_released(pid_t tid);
+    // The backend cannot report release points (no seccomp filter): the tree
+    // peak can only be bounded.
+    void release_points_unavailable() { tally_.release_points_reported = false; }
     // The periodic timer: a snapshot of the live tree.
     void tick();
     // pid is alive and running: read its VmHWM, which holds every peak it
@@ -109,9 +121,13 @@ private:
     // Reads a stopped task's VmHWM (and, on its final exit, the breakdown) into
     // its process's current image.
     void measure_image(pid_t tid, uint32_t index, bool final_exit);
-    // A snapshot of every live process now (rate-limited: policy::snapshot_gap_ns).
-    // floor: (pid, bytes) counts that process as owning at least bytes.
-    void snapshot(std::optional<std::pair<pid_t, uint64_t>> floor = std::nullopt);
+    // A snapshot of every live process now: at a release point (within
+    // policy::snapshot_affordable), or from the timer (policy::snapshot_gap_ns).
+    enum class SnapshotCause : uint8_t { Release, Timer };
+    void snapshot(SnapshotCause cause);
+    // Adds the fork families of members (sorted by family) to sum: exactly
+    // (smaps_rollup) when they could lift the snapshot above the best so far.
+    void add_families(SnapshotSum& sum, std::vector<FamilyMember>& members);
     std::shared_ptr<const Program> intern(Program program);
 
     RecorderOptions options_;
@@ -123,9 +139,11 @@ private:
     bool root_exited_ = false;
     uint32_t next_serial_ = 1;
     std::optional<uint64_t> cgroup_peak_bytes_;
-    uint64_t snapshot_peak_bytes_ = 0;
+    SnapshotTally tally_;
+    int64_t snapshot_spent_ns_ = 0;  // time spent in snapshots so far
     int64_t last_snapshot_ns_ = INT64_MIN / 2;
     int64_t last_snapshot_cost_ns_ = 0;
+    size_t last_snapshot_processes_ = 0;
     // One Program per distinct (exe, argv): a shell loop that runs the same
     // command 10,000 times keeps one copy of it.
     struct ProgramHash {

@@ -1,22 +1,28 @@
-// What the live tree holds at one moment (a snapshot), from each live
-// process's /proc/<pid>/statm (no mmap lock, ~6 us a process). Pure: the
-// engine's Recorder decides when to take one and reads the values.
+// What the live tree holds at one moment (a snapshot). Pure: the engine's
+// Recorder decides when to take one and reads the values.
 //
-// Each snapshot counts shared pages once:
-//   total = sum over processes of their private part
+// A snapshot counts every resident page once:
+//   total = the anonymous pages of the tree, each counted once
 //         + the largest file-backed/shmem resident set of any one process
-// where a process's private part is
-//   exec'd image:        resident - shared (statm: anonymous, unshared)
-//   forked, not exec'd:  its unshared part minus the unshared part it had
-//                        inherited at its first stop (copy-on-write pages)
-//   vfork / CLONE_VM:    0 (its memory is its parent's mm, counted there)
-// See docs/how-it-works.md for the error bounds.
+//           (libraries and MAP_SHARED memory are mostly the same pages in
+//           every process)
+// A process that shares no anonymous page with a live relative (it exec'd, or
+// every process it forked from or forked itself has exec'd or ended) owns its
+// anonymous pages alone: statm's resident - shared is exact (~6 us a read, no
+// mmap lock). Processes that forked without exec'ing (a fork family) share
+// their pages copy-on-write, which statm cannot see: for them statm gives
+// bounds, and smaps_rollup's Pss_Anon, summed over the family, the exact count
+// (each page's PSS is divided among the processes that map it).
+// vfork/CLONE_VM children own nothing: their memory is their creator's mm.
+// See docs/how-it-works.md for the method and its guarantees.
 #pragma once
 
 #include <max_rss/model.hpp>
 #include <max_rss/procfs/procfs.hpp>
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -24,41 +30,77 @@ namespace max_rss {
 
 using StatmSample = procfs::Statm;
 
-// How one process's sample counts toward the tree (pure; unit-tested).
+// Processes with the same family share copy-on-write anonymous pages: a fork
+// child joins its creator's family, an exec starts a family of its own.
+inline constexpr uint32_t kNoFamily = UINT32_MAX;
+
+// How one live process counts toward the tree.
 struct SampledProcess {
     uint32_t index = 0;                 // into RunResult::processes
     ImageOrigin origin = ImageOrigin::Exec;
     StatmSample inherited;              // Fork: statm at its first stop
-    // A lower bound on its private part known from elsewhere (smaps_rollup at
-    // its exit stop sees copy-on-write copies, which statm cannot).
-    uint64_t private_floor_bytes = 0;
+    uint32_t family = kNoFamily;        // kNoFamily: owns nothing (SharedMm, or not started yet)
 };
-uint64_t private_bytes(const SampledProcess& p, const StatmSample& s);
 
+// resident - shared: the anonymous pages statm sees (the process's own when
+// no live relative shares them).
+uint64_t anon_bytes(const StatmSample& s);
 
-// Sums one snapshot: private parts plus the largest shared part (pure).
+// One member of a fork family with two or more live members.
+struct FamilyMember {
+    SampledProcess how;
+    StatmSample statm;
+    std::optional<uint64_t> pss_anon_bytes;  // smaps_rollup, when it was read
+};
+
+struct ByteBounds {
+    uint64_t lower_bytes = 0;
+    uint64_t upper_bytes = 0;
+};
+
+// The family's distinct anonymous pages from statm alone (pure):
+//  upper: every member's anonymous pages in full (shared pages many times);
+//  lower: the larger of the largest member's pages, and the family's exec'd
+//         head (if alive) plus what each forked member grew beyond what it
+//         inherited (pages made after a fork are new; copy-on-write copies
+//         and pages replacing inherited ones are not seen).
+ByteBounds family_bounds(std::span<const FamilyMember> members);
+
+// The tree's total at one moment: exact when every family's sharing was
+// resolved (lower == upper), else bounds.
 struct SnapshotTotal {
-    uint64_t total_bytes = 0;
+    uint64_t total_bytes = 0;  // exact, or the lower bound
+    uint64_t upper_bytes = 0;  // == total_bytes when exact
     std::vector<std::pair<uint32_t, uint64_t>> top;  // largest contributors, at most top_n
+    [[nodiscard]] bool exact() const { return upper_bytes <= total_bytes; }
 };
 
-// The same sum, one process at a time, in O(top_n) memory: a snapshot of
-// 10,000 live processes must not need arrays of 10,000 entries.
+// The sum, one process or one family at a time, in O(top_n) memory: a
+// snapshot of 10,000 live processes must not need arrays of 10,000 entries
+// beside the family members it resolves.
 class SnapshotSum {
 public:
     explicit SnapshotSum(size_t top_n = 8) : top_n_(top_n) {}
-    void add(const SampledProcess& process, const StatmSample& sample);
+    // A process sharing no anonymous page with a live relative (or owning
+    // nothing: SharedMm).
+    void add_alone(const SampledProcess& process, const StatmSample& sample);
+    // A whole fork family. Exact when every member's pss_anon_bytes is known;
+    // else its family_bounds.
+    void add_family(std::span<const FamilyMember> members);
+    // The upper bound of the total if members (of any families) were added
+    // unresolved.
+    [[nodiscard]] uint64_t upper_with(std::span<const FamilyMember> members) const;
     SnapshotTotal finish() &&;  // top sorted largest first
 
 private:
+    void add_shared(const SampledProcess& process, const StatmSample& sample);
+    void add_top(uint32_t index, uint64_t bytes);
     size_t top_n_;
-    uint64_t private_total_bytes_ = 0;
+    uint64_t lower_total_bytes_ = 0;
+    uint64_t upper_total_bytes_ = 0;
     uint64_t largest_shared_bytes_ = 0;
     std::vector<std::pair<uint32_t, uint64_t>> top_;  // a min-heap on bytes, at most top_n
 };
-
-SnapshotTotal sum_snapshot(const std::vector<std::pair<SampledProcess, StatmSample>>& samples,
-                           size_t top_n = 8);
 
 // Keeps at most max_points: when full, neighbouring pairs merge into the one
 // with the larger total, so the peaks survive however long the run (pure).

@@ -9,12 +9,23 @@
 
 namespace max_rss {
 
-// Derives the tree's peak figures from every process's record and the largest
-// snapshot of the live tree, if any was taken: tree_bytes is the largest
-// snapshot, never less than the largest single process's exact peak
-// (PeakMethod::Snapshots); without snapshots it is the overlapping-image-peaks
-// bound (PeakMethod::OverlappingImagePeaks).
-TreePeak compute_tree_peak(const std::deque<Process>& processes,
-                           std::optional<uint64_t> sampled_bytes = std::nullopt);
+// What the run's snapshots found (the Recorder's tally).
+struct SnapshotTally {
+    std::optional<uint64_t> best_bytes;  // the largest snapshot (its lower bound when not exact)
+    // The largest upper bound of a snapshot whose fork families stayed
+    // unresolved and that could have been above best_bytes.
+    uint64_t unresolved_upper_bytes = 0;
+    uint64_t release_points = 0;          // snapshots taken where memory was about to fall
+    uint64_t release_points_skipped = 0;  // release points not measured (cost)
+    bool release_points_reported = true;  // false: the backend cannot see them
+};
+
+// Derives the tree's peak figures from every process's record and the
+// snapshots. The tree's memory falls only at release points (munmap, exec,
+// exit, ...): when each was measured exactly, the largest snapshot is the
+// peak (PeakMethod::Exact, never below the largest single process's peak).
+// Otherwise the headline is that lower bound and upper_bound_bytes says how
+// far the truth can be above it (PeakMethod::LowerBound).
+TreePeak compute_tree_peak(const std::deque<Process>& processes, const SnapshotTally& tally);
 
 }  // namespace max_rss

@@ -19,6 +19,9 @@ std::string describe(const Degradation& degradation);
 
 // "snapshots", "overlapping-image-peaks", "degraded-sampling".
 const char* peak_method_name(PeakMethod method);
+const char* inexact_reason_name(InexactReason reason);
+// Why the tree peak is a bound, in words ("" when it is exact).
+std::string describe_inexact(InexactReason reason);
 
 // "ptrace", "sample": as --backend takes them.
 const char* backend_name(BackendKind kind);

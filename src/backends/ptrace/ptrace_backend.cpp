@@ -61,6 +61,7 @@ private:
     void on_first_stop(pid_t tid);
     void on_seccomp(pid_t tid);
     void on_exec(pid_t tid);
+    bool brk_lowers(pid_t tid);
     void on_exit_stop(pid_t tid);
     void on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage);
     void hold(pid_t tid);
@@ -83,6 +84,9 @@ private:
     // or until the creator is seen to end without it (killed mid-fork).
     std::unordered_map<pid_t, pid_t> held_;
     std::vector<Action> actions_;  // queued by handlers, drained by apply()
+    // The last break each process asked for (by process record index; an
+    // exec starts a new one): a brk below it may free memory.
+    std::unordered_map<uint32_t, unsigned long> brk_;
 };
 
 void PtraceBackend::run(RunContext& context) {
@@ -248,6 +252,12 @@ void PtraceBackend::on_seccomp(pid_t tid) {
         case StopTag::Clone3:
             clear_clone_untraced(tid, static_cast<StopTag>(data) == StopTag::Clone3);
             break;
+        case StopTag::Release:
+            context_->recorder.memory_released(tid);
+            break;
+        case StopTag::Brk:
+            if (brk_lowers(tid)) context_->recorder.memory_released(tid);
+            break;
         case StopTag::Strict:
             context_->recorder.warn(Warning{Warning::Kind::StrictSeccomp, tid, 0, 0, EINVAL, {}});
             log::warn("pid {} asks for seccomp strict mode, which the kernel refuses (EINVAL) to a program "
@@ -263,15 +273,30 @@ void PtraceBackend::on_seccomp(pid_t tid) {
     resume(tid);
 }
 
+bool PtraceBackend::brk_lowers(pid_t tid) {
+    const TaskEntry* task = context_->recorder.table().task(tid);
+    const auto wanted = first_argument(tid);
+    if (!task || !wanted) return true;  // unknown: measure
+    if (*wanted == 0) return false;     // brk(0) asks where the break is
+    auto [it, first] = brk_.try_emplace(task->process, *wanted);
+    const bool lowers = !first && *wanted < it->second;
+    it->second = *wanted;
+    return lowers;
+}
+
 void PtraceBackend::on_exec(pid_t tid) {
     unsigned long former = 0;
     ::ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &former);
     if (tid == root_pid_ && !root_exec_seen_) {
         root_exec_seen_ = true;
         const os::LaunchReport report = os::read_launch_report(report_fd_);
-        if (report.seccomp_errno != 0)
+        if (report.seccomp_errno != 0) {
             context_->recorder.warn(Warning{Warning::Kind::NoExecFilter, tid, 0, 0, report.seccomp_errno, {}});
+            context_->recorder.release_points_unavailable();
+        }
     }
+    if (const TaskEntry* task = context_->recorder.table().task(static_cast<pid_t>(former) ? static_cast<pid_t>(former) : tid))
+        brk_.erase(task->process);
     context_->recorder.exec_done(tid, static_cast<pid_t>(former));
     resume(tid);
 }
@@ -318,6 +343,9 @@ void PtraceBackend::adopt_held() {
 void PtraceBackend::on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage) {
     held_.erase(tid);
     if (!held_.empty()) adopt_held();
+    if (const TaskEntry* task = context_->recorder.table().task(tid);
+        task && context_->recorder.table().process(task->process).pid == tid)
+        brk_.erase(task->process);
     const ExitStatus exit = ws.exit_status();
     OptionalBytes ru_maxrss;
     if (usage) ru_maxrss = static_cast<uint64_t>(usage->ru_maxrss) * 1024;

@@ -1,7 +1,9 @@
 #include "seccomp_filter.hpp"
 
 #include <linux/audit.h>
+#include <linux/falloc.h>
 #include <linux/seccomp.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
@@ -12,33 +14,22 @@ namespace max_rss::ptrace_backend {
 namespace {
 
 constexpr uint32_t kCloneUntraced = 0x00800000;  // CLONE_UNTRACED (a 32-bit flag)
+constexpr uint32_t kMadvPageout = 21;              // MADV_PAGEOUT (Linux 5.4)
+constexpr uint32_t kMadvDontneedLocked = 24;       // MADV_DONTNEED_LOCKED (Linux 5.18)
 
-// One rule: stop (SECCOMP_RET_TRACE | tag) at syscall nr when the low 32 bits
-// of argument arg match (JEQ value, or JSET mask); ALLOW is the default.
+// One rule: stop (SECCOMP_RET_TRACE | tag) at syscall nr when every test on
+// the low 32 bits of an argument holds (JEQ value, or JSET mask); ALLOW is
+// the default.
+struct Test {
+    enum class Op { Equals, AnyBit } op;
+    unsigned arg;
+    uint32_t value;
+};
 struct Rule {
     uint32_t nr;
     StopTag tag;
-    enum class Test { None, Equals, AnyBit } test = Test::None;
-    unsigned arg = 0;
-    uint32_t value = 0;
-    // A second equality on another argument (prctl(PR_SET_SECCOMP, STRICT)).
-    std::optional<std::pair<unsigned, uint32_t>> also_equals;
+    std::vector<Test> tests;
 };
-
-Rule stop_at(uint32_t nr, StopTag tag) {
-    Rule r{};
-    r.nr = nr;
-    r.tag = tag;
-    return r;
-}
-
-Rule stop_if(uint32_t nr, StopTag tag, Rule::Test test, unsigned arg, uint32_t value) {
-    Rule r = stop_at(nr, tag);
-    r.test = test;
-    r.arg = arg;
-    r.value = value;
-    return r;
-}
 
 unsigned arg_low_offset(unsigned arg) {
     return static_cast<unsigned>(offsetof(seccomp_data, args) + 8 * arg);  // little-endian: low word first
@@ -54,15 +45,27 @@ SeccompFilter::SeccompFilter() {
     const auto nr_off = static_cast<unsigned>(offsetof(seccomp_data, nr));
     const uint32_t trace = SECCOMP_RET_TRACE;
 #if defined(__x86_64__)
-    Rule strict_prctl = stop_if(__NR_prctl, StopTag::Strict, Rule::Test::Equals, 0, PR_SET_SECCOMP);
-    strict_prctl.also_equals = std::pair<unsigned, uint32_t>{1, SECCOMP_MODE_STRICT};
+    using Op = Test::Op;
     const std::vector<Rule> rules = {
-        stop_at(__NR_execve, StopTag::Exec),
-        stop_at(__NR_execveat, StopTag::Exec),
-        stop_if(__NR_clone, StopTag::Untraced, Rule::Test::AnyBit, 0, kCloneUntraced),
-        stop_at(__NR_clone3, StopTag::Clone3),
-        strict_prctl,
-        stop_if(__NR_seccomp, StopTag::Strict, Rule::Test::Equals, 0, SECCOMP_SET_MODE_STRICT),
+        {__NR_execve, StopTag::Exec, {}},
+        {__NR_execveat, StopTag::Exec, {}},
+        {__NR_clone, StopTag::Untraced, {{Op::AnyBit, 0, kCloneUntraced}}},
+        {__NR_clone3, StopTag::Clone3, {}},
+        {__NR_prctl, StopTag::Strict, {{Op::Equals, 0, PR_SET_SECCOMP}, {Op::Equals, 1, SECCOMP_MODE_STRICT}}},
+        {__NR_seccomp, StopTag::Strict, {{Op::Equals, 0, SECCOMP_SET_MODE_STRICT}}},
+        // Where resident memory can fall (see the header).
+        {__NR_munmap, StopTag::Release, {}},
+        {__NR_mremap, StopTag::Release, {}},
+        {__NR_shmdt, StopTag::Release, {}},
+        {__NR_ftruncate, StopTag::Release, {}},
+        {__NR_process_madvise, StopTag::Release, {}},
+        {__NR_madvise, StopTag::Release, {{Op::Equals, 2, MADV_DONTNEED}}},
+        {__NR_madvise, StopTag::Release, {{Op::Equals, 2, MADV_REMOVE}}},
+        {__NR_madvise, StopTag::Release, {{Op::Equals, 2, kMadvPageout}}},
+        {__NR_madvise, StopTag::Release, {{Op::Equals, 2, kMadvDontneedLocked}}},
+        {__NR_mmap, StopTag::Release, {{Op::AnyBit, 3, MAP_FIXED}, {Op::AnyBit, 3, MAP_ANONYMOUS}}},
+        {__NR_fallocate, StopTag::Release, {{Op::AnyBit, 1, FALLOC_FL_PUNCH_HOLE}}},
+        {__NR_brk, StopTag::Brk, {}},
     };
     // Native x86-64: the rules below. i386 compat: only execve/execveat (11,
     // 358) stop; nothing else is looked at for 32-bit programs.
@@ -77,7 +80,7 @@ SeccompFilter::SeccompFilter() {
         stmt(BPF_RET | BPF_K, trace | static_cast<uint32_t>(StopTag::Exec)),  // [7]
     };
 #else
-    const std::vector<Rule> rules = {stop_at(__NR_execve, StopTag::Exec), stop_at(__NR_execveat, StopTag::Exec)};
+    const std::vector<Rule> rules = {{__NR_execve, StopTag::Exec, {}}, {__NR_execveat, StopTag::Exec, {}}};
     code_.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, arch_off));  // unused, keeps the layout simple
 #endif
     // Each rule is a block that falls through to the next one when it does
@@ -87,15 +90,10 @@ SeccompFilter::SeccompFilter() {
         block.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, nr_off));
         block.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, rule.nr, 0, 0));  // jf patched below
         std::vector<size_t> to_next{1};
-        if (rule.test != Rule::Test::None) {
-            block.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, arg_low_offset(rule.arg)));
-            const uint16_t op = rule.test == Rule::Test::Equals ? BPF_JEQ : BPF_JSET;
-            block.push_back(jump(BPF_JMP | op | BPF_K, rule.value, 0, 0));
-            to_next.push_back(block.size() - 1);
-        }
-        if (rule.also_equals) {
-            block.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, arg_low_offset(rule.also_equals->first)));
-            block.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, rule.also_equals->second, 0, 0));
+        for (const Test& test : rule.tests) {
+            block.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, arg_low_offset(test.arg)));
+            const uint16_t op = test.op == Test::Op::Equals ? BPF_JEQ : BPF_JSET;
+            block.push_back(jump(BPF_JMP | op | BPF_K, test.value, 0, 0));
             to_next.push_back(block.size() - 1);
         }
         block.push_back(stmt(BPF_RET | BPF_K, trace | static_cast<uint32_t>(rule.tag)));

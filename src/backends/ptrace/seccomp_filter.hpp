@@ -9,6 +9,17 @@
 //              max_rss reads them (CLONE_UNTRACED cleared the same way)
 //   Strict     seccomp strict mode asked for: impossible once a filter is
 //              installed (EINVAL); max_rss says so
+//   Release    a call that may make resident memory fall: munmap, mremap,
+//              shmdt, ftruncate, process_madvise, madvise(DONTNEED, REMOVE,
+//              PAGEOUT, DONTNEED_LOCKED), mmap(MAP_FIXED|MAP_ANONYMOUS) over
+//              a mapping, fallocate(PUNCH_HOLE). The tree's total just before
+//              one is a candidate for its peak (docs/how-it-works.md).
+//   Brk        brk: a release only when it lowers the break, which the filter
+//              cannot see (max_rss compares with the last break it allowed)
+// Not stopped (documented gaps): a file mmap(MAP_FIXED) over populated memory
+// (the dynamic loader does it ~3 times a library, over its own empty
+// reservation), MADV_FREE (pages stay resident until the kernel reclaims
+// them), io_uring's madvise, reclaim and swap-out under memory pressure.
 // Any other tag comes from a filter of the program's own: max_rss then does
 // what the kernel does for a SECCOMP_RET_TRACE with no tracer (ENOSYS).
 #pragma once
@@ -25,6 +36,8 @@ enum class StopTag : uint16_t {
     Untraced = 0x4d02,
     Clone3 = 0x4d03,
     Strict = 0x4d04,
+    Release = 0x4d05,
+    Brk = 0x4d06,
 };
 
 // Built before fork: the child only hands fprog() to seccomp(2).

@@ -5,6 +5,8 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 
+#include <cerrno>
+#include <cstddef>
 #include <cstdint>
 
 namespace max_rss::ptrace_backend {
@@ -29,6 +31,13 @@ bool clear_clone_untraced(pid_t tid, bool clone3) {
     return ::process_vm_writev(tid, &local, 1, &remote, 1, 0) == sizeof flags;
 }
 
+std::optional<unsigned long> first_argument(pid_t tid) {
+    errno = 0;
+    const long value = ::ptrace(PTRACE_PEEKUSER, tid, offsetof(user_regs_struct, rdi), nullptr);
+    if (value == -1 && errno != 0) return std::nullopt;
+    return static_cast<unsigned long>(value);
+}
+
 bool fail_syscall(pid_t tid, int err) {
     user_regs_struct regs{};
     if (::ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0) return false;
@@ -40,6 +49,7 @@ bool fail_syscall(pid_t tid, int err) {
 #else
 
 bool clear_clone_untraced(pid_t, bool) { return false; }
+std::optional<unsigned long> first_argument(pid_t) { return std::nullopt; }
 bool fail_syscall(pid_t, int) { return false; }
 
 #endif

@@ -68,6 +68,7 @@ void SampleBackend::run(RunContext& context) {
     context_ = &context;
     Recorder& recorder = context.recorder;
     recorder.set_backend(BackendKind::Sample);
+    recorder.release_points_unavailable();  // it stops nobody: snapshots are samples
     if (!launched_) {
         os::LaunchSpec spec;
         spec.argv = context.argv;
