@@ -9,10 +9,13 @@ cd "$(dirname "$0")/.."
 want_tests=0
 [[ "${1:-}" == "--test" ]] && want_tests=1
 
-packages=(g++ cmake make libcli11-dev libspdlog-dev nlohmann-json3-dev)
+# dpkg-dev and file: `cpack -G DEB` computes the .deb's dependencies with them.
+packages=(g++ cmake make libcli11-dev libspdlog-dev nlohmann-json3-dev dpkg-dev file)
 if (( want_tests )); then
   # chromium renders the --plot page in a test; strace is compared against in bench/.
   packages+=(catch2 chromium fonts-liberation strace time)
+  # man renders the man page, and the completions are tried in real shells (tests/install).
+  packages+=(man-db groff-base zsh fish)
 fi
 
 missing=()

@@ -40,9 +40,12 @@ tests_matching() {
 # peak RSS, which ASan's shadow memory inflates: not run here.
 degraded=$(tests_matching "[degraded]")
 own_rss=$(tests_matching "[own-rss]")
+# The install tree and the .deb (tests/install) check packaging, not memory
+# safety, and have run in the first stage.
+packaging='^install_tree$|^deb_package$'
 export UBSAN_OPTIONS=print_stacktrace=1
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 \
-  ctest --output-on-failure -j"$(nproc)" --timeout 300 -E "${degraded:-^$}|${own_rss:-^$}") || failed=1
+  ctest --output-on-failure -j"$(nproc)" --timeout 300 -E "${degraded:-^$}|${own_rss:-^$}|$packaging") || failed=1
 if [[ -n "$degraded" ]]; then
   (cd build-asan && ASAN_OPTIONS=detect_leaks=0 \
     ctest --output-on-failure -j"$(nproc)" --timeout 300 -R "$degraded") || failed=1

@@ -1,0 +1,131 @@
+# bash completion for max_rss(1)                           -*- shell-script -*-
+# Installed as share/bash-completion/completions/max_rss, where bash-completion
+# loads it on first use; `source` it to try it by hand. It needs nothing from
+# bash-completion, but uses _command_offset from it when present to complete
+# COMMAND's own arguments.
+#
+# Every option of `max_rss [bench|compare] --help` must be in the lists below:
+# tests/install/check_install.sh completes each mode and fails otherwise.
+
+_max_rss_run_opts='-o --output -q --quiet -v --verbose --interval --plot --backend --tree --cgroup --budget
+  -h --help -V --version'
+_max_rss_bench_opts='-r --runs -w --warmup -n --command-name -p --prepare -S --shell -N --backend
+  -i --ignore-failure --show-output --style --export-json --export-markdown --export-csv --budget -h --help'
+_max_rss_compare_opts='-t --threshold -h --help'
+# Options that take a value in the next word (or after '=').
+_max_rss_run_valued='-o --output --interval --plot --backend --budget'
+_max_rss_bench_valued='-r --runs -w --warmup -n --command-name -p --prepare -S --shell --backend --style
+  --export-json --export-markdown --export-csv --budget'
+_max_rss_compare_valued='-t --threshold'
+
+# Whether word $1 is one of the words of $2.
+_max_rss_in() {
+    local w
+    for w in $2; do [[ $w == "$1" ]] && return 0; done
+    return 1
+}
+
+# Command names (compgen -c repeats a name found in several places).
+_max_rss_commands() {
+    mapfile -t COMPREPLY < <(compgen -c -- "$1" | sort -u)
+}
+
+_max_rss_files() {
+    compopt -o filenames 2>/dev/null
+    mapfile -t COMPREPLY < <(compgen -f -- "$1")
+}
+
+# Completes the value of option $1 (the word being completed is $2).
+_max_rss_value() {
+    case $1 in
+        -o | --output | --plot | --export-json | --export-markdown | --export-csv) _max_rss_files "$2" ;;
+        --backend) mapfile -t COMPREPLY < <(compgen -W 'ptrace sample ebpf' -- "$2") ;;
+        --style) mapfile -t COMPREPLY < <(compgen -W 'auto basic full nocolor color none' -- "$2") ;;
+        -S | --shell)
+            local shells
+            shells=$(grep -s '^/' /etc/shells)
+            mapfile -t COMPREPLY < <(compgen -W "none $shells" -- "$2")
+            ;;
+        -p | --prepare) _max_rss_commands "$2" ;;
+        *) COMPREPLY=() ;;  # a number, a size, a duration, a name: nothing to offer
+    esac
+}
+
+_max_rss() {
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
+    COMPREPLY=()
+    # `--opt=value`: bash splits it into "--opt" "=" "value" (COMP_WORDBREAKS).
+    if [[ $cur == = ]]; then
+        _max_rss_value "$prev" ""
+        return
+    fi
+    if [[ $prev == = ]] && ((COMP_CWORD >= 2)); then
+        _max_rss_value "${COMP_WORDS[COMP_CWORD - 2]}" "$cur"
+        return
+    fi
+
+    # Which mode the words before the cursor chose, and where COMMAND starts.
+    local mode=run command_at=0 dashdash=0 positionals=0 i word
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        word=${COMP_WORDS[i]}
+        if [[ $word == -- ]]; then
+            dashdash=1
+            if [[ $mode == run ]]; then
+                command_at=$((i + 1))
+                break
+            fi
+            continue
+        fi
+        if ((!dashdash)) && [[ $word == -* ]]; then
+            local valued_var=_max_rss_${mode}_valued
+            if _max_rss_in "$word" "${!valued_var}" && [[ ${COMP_WORDS[i + 1]} != = ]]; then
+                ((i++))  # its value
+            elif [[ ${COMP_WORDS[i + 1]} == = ]]; then
+                ((i += 2))  # --opt=value
+            fi
+            continue
+        fi
+        if [[ $mode == run ]]; then
+            if [[ $word == bench || $word == compare ]]; then
+                mode=$word
+                continue
+            fi
+            command_at=$i
+            break
+        fi
+        ((positionals++))
+    done
+
+    if ((command_at)); then
+        # COMMAND's own words: complete as if COMMAND were typed alone.
+        if declare -F _command_offset >/dev/null; then
+            _command_offset "$command_at"
+        elif ((COMP_CWORD == command_at)); then
+            _max_rss_commands "$cur"
+        else
+            _max_rss_files "$cur"
+        fi
+        return
+    fi
+
+    local valued_var=_max_rss_${mode}_valued
+    if ((!dashdash)) && _max_rss_in "$prev" "${!valued_var}"; then
+        _max_rss_value "$prev" "$cur"
+        return
+    fi
+    if ((!dashdash)) && [[ $cur == -* ]]; then
+        local opts_var=_max_rss_${mode}_opts
+        mapfile -t COMPREPLY < <(compgen -W "${!opts_var} --" -- "$cur")
+        return
+    fi
+    case $mode in
+        run) mapfile -t COMPREPLY < <(compgen -W 'bench compare' -- "$cur"; compgen -c -- "$cur" | sort -u) ;;
+        bench) _max_rss_commands "$cur" ;;
+        compare)
+            ((positionals < 2)) || return
+            compopt -o filenames 2>/dev/null
+            mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
+            ;;
+    esac
+}
+complete -F _max_rss max_rss
