@@ -12,7 +12,8 @@ want_tests=0
 packages=(g++ cmake make libcli11-dev libspdlog-dev nlohmann-json3-dev)
 if (( want_tests )); then
   # chromium renders the --plot page in a test; strace is compared against in bench/.
-  packages+=(catch2 chromium fonts-liberation strace time)
+  # python3-jsonschema checks bench exports against docs/bench-schema.json.
+  packages+=(catch2 chromium fonts-liberation strace time python3-jsonschema)
 fi
 
 missing=()
