@@ -13,7 +13,8 @@ want_tests=0
 packages=(g++ cmake make libcli11-dev libspdlog-dev nlohmann-json3-dev dpkg-dev file)
 if (( want_tests )); then
   # chromium renders the --plot page in a test; strace is compared against in bench/.
-  packages+=(catch2 chromium fonts-liberation strace time)
+  # python3-jsonschema checks bench exports against docs/bench-schema.json.
+  packages+=(catch2 chromium fonts-liberation strace time python3-jsonschema)
   # man renders the man page, and the completions are tried in real shells (tests/install).
   packages+=(man-db groff-base zsh fish)
 fi

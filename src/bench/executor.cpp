@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -17,6 +18,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,6 +73,21 @@ private:
     int count_ = 0;
 };
 
+struct CpuSeconds {
+    double user = 0;
+    double system = 0;
+};
+
+double seconds_of(const timeval& time) {
+    return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) / 1e6;
+}
+
+CpuSeconds children_cpu_seconds() {
+    rusage usage{};
+    if (::getrusage(RUSAGE_CHILDREN, &usage) != 0) return {};
+    return {seconds_of(usage.ru_utime), seconds_of(usage.ru_stime)};
+}
+
 }  // namespace
 
 struct TracingExecutor::SavedHandlers {
@@ -102,10 +119,15 @@ MeasuredRun TracingExecutor::measure(const std::vector<std::string>& argv) {
     options.argv = argv;
     options.backend = backend_;
     RunResult result;
+    // CPU time as hyperfine reads it: what the reaped children added. The
+    // tree's processes count once their parents (max_rss for the root) reap
+    // them; orphans reaped by init do not.
+    const CpuSeconds before = children_cpu_seconds();
     {
         NullStdio null_stdio(show_output_);
         result = max_rss::measure(options);
     }
+    const CpuSeconds after = children_cpu_seconds();
     // A signal that came while the run was measured went to the program (it
     // may have handled it and exited 0): it still means "stop", for bench.
     if (result.interrupted_by_signal && g_interruption.load() == 0) g_interruption.store(*result.interrupted_by_signal);
@@ -115,6 +137,8 @@ MeasuredRun TracingExecutor::measure(const std::vector<std::string>& argv) {
     measured.run.exit_code = result.exit.shell_code();
     measured.run.wall_seconds = result.wall_seconds;
     measured.run.degraded = result.degraded;
+    measured.run.user_seconds = std::max(0.0, after.user - before.user);
+    measured.run.system_seconds = std::max(0.0, after.system - before.system);
     measured.exit = result.exit;
     // With stderr on /dev/null the tracer's own warning about it was lost:
     // the reason goes with the run.

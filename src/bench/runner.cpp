@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -107,15 +108,29 @@ std::string describe_failure(const ExitStatus& exit) {
 
 }  // namespace
 
+unsigned planned_runs(const BenchSettings& settings, double first_run_seconds) {
+    if (settings.runs != 0) return settings.runs;
+    const double wanted = first_run_seconds > 0 ? std::ceil(settings.min_benchmark_seconds / first_run_seconds)
+                                                : static_cast<double>(settings.max_runs);
+    const double bounded = std::clamp(wanted, static_cast<double>(settings.min_runs),
+                                      static_cast<double>(std::max(settings.min_runs, settings.max_runs)));
+    return static_cast<unsigned>(bounded);
+}
+
 BenchOutcome run_benchmark(const BenchCommand& command, const BenchSettings& settings, BenchExecutor& executor,
                            const ProgressCallback& progress) {
     BenchOutcome outcome;
     outcome.result.command = command.command;
     outcome.result.name = command.name;
-    outcome.result.runs.reserve(settings.runs);
+    outcome.result.parameters = command.parameters;
+    outcome.result.reference = command.reference;
+    outcome.result.budget_bytes = command.budget_bytes;
+    // Until the first measured run says how long one takes, plan the fewest.
+    unsigned runs = settings.runs != 0 ? settings.runs : settings.min_runs;
+    outcome.result.runs.reserve(runs);
 
     BenchProgress state;
-    state.runs_planned = settings.warmup + settings.runs;
+    state.runs_planned = settings.warmup + runs;
     state.result = &outcome.result;
     const auto report = [&](bool warmup, unsigned done, unsigned total) {
         if (!progress) return;
@@ -130,17 +145,17 @@ BenchOutcome run_benchmark(const BenchCommand& command, const BenchSettings& set
         // kill(1)'s signals to the program: either way the program dies of it.
         if (exit.signal && is_interrupt_signal(*exit.signal)) throw_interrupted(*exit.signal);
     };
-    const auto prepare = [&]() {
-        if (command.prepare_argv.empty()) return;
-        const ExitStatus exit = executor.run_unmeasured(command.prepare_argv);
+    const auto helper = [&](const char* option, const std::string& text, const std::vector<std::string>& argv) {
+        if (argv.empty()) return;
+        const ExitStatus exit = executor.run_unmeasured(argv);
         check_interruption(exit);
         if (exit.shell_code() != 0) {
-            throw BenchAborted(fmt::format("the --prepare command '{}' {} (a failing --prepare always stops the "
-                                           "benchmark)",
-                                           command.prepare, describe_failure(exit)),
+            throw BenchAborted(fmt::format("the {} command '{}' {} (a failing {} always stops the benchmark)", option,
+                                           text, describe_failure(exit), option),
                                exit.shell_code());
         }
     };
+    const auto prepare = [&]() { helper("--prepare", command.prepare, command.prepare_argv); };
     const auto run_once = [&](bool warmup) {
         prepare();
         MeasuredRun measured = executor.measure(command.argv);
@@ -157,13 +172,18 @@ BenchOutcome run_benchmark(const BenchCommand& command, const BenchSettings& set
         return measured;
     };
 
+    helper("--setup", command.setup.command, command.setup.argv);
     for (unsigned i = 0; i < settings.warmup; ++i) {
         report(true, i, settings.warmup);
         run_once(true);
     }
-    for (unsigned i = 0; i < settings.runs; ++i) {
-        report(false, i, settings.runs);
+    for (unsigned i = 0; i < runs; ++i) {
+        report(false, i, runs);
         MeasuredRun measured = run_once(false);
+        if (i == 0) {
+            runs = planned_runs(settings, measured.run.wall_seconds);
+            state.runs_planned = settings.warmup + runs;
+        }
         if (measured.run.exit_code != 0) ++outcome.failed_runs;
         std::vector<std::string>& warnings = outcome.result.warnings;
         for (std::string& warning : measured.warnings) {
@@ -173,7 +193,8 @@ BenchOutcome run_benchmark(const BenchCommand& command, const BenchSettings& set
         }
         outcome.result.runs.push_back(measured.run);
     }
-    report(false, settings.runs, settings.runs);
+    report(false, runs, runs);
+    helper("--cleanup", command.cleanup.command, command.cleanup.argv);
     return outcome;
 }
 

@@ -34,6 +34,30 @@ Summary summarize_peak_bytes(const BenchResult& result) {
     return summarize(values);
 }
 
+namespace {
+
+template <typename Field>
+Summary summarize_runs(const BenchResult& result, Field field) {
+    std::vector<double> values;
+    values.reserve(result.runs.size());
+    for (const BenchRun& run : result.runs) values.push_back(field(run));
+    return summarize(values);
+}
+
+}  // namespace
+
+Summary summarize_wall_seconds(const BenchResult& result) {
+    return summarize_runs(result, [](const BenchRun& run) { return run.wall_seconds; });
+}
+
+Summary summarize_user_seconds(const BenchResult& result) {
+    return summarize_runs(result, [](const BenchRun& run) { return run.user_seconds; });
+}
+
+Summary summarize_system_seconds(const BenchResult& result) {
+    return summarize_runs(result, [](const BenchRun& run) { return run.system_seconds; });
+}
+
 size_t count_degraded_runs(const BenchResult& result) {
     return static_cast<size_t>(
         std::count_if(result.runs.begin(), result.runs.end(), [](const BenchRun& run) { return run.degraded; }));
@@ -71,7 +95,26 @@ PeakSummaries summarize_peaks(std::span<const BenchResult> results) {
     for (size_t i = 1; i < out.peaks.size(); ++i) {
         if (out.peaks[i].mean < out.peaks[out.reference].mean) out.reference = i;
     }
+    for (size_t i = 0; i < results.size(); ++i) {
+        if (results[i].reference) {
+            out.reference = i;
+            break;
+        }
+    }
     return out;
+}
+
+std::vector<size_t> result_order(std::span<const BenchResult> results, BenchSort sort, bool for_summary) {
+    std::vector<size_t> order(results.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (sort == BenchSort::Command || (sort == BenchSort::Auto && !for_summary)) return order;
+    std::vector<double> keys;
+    for (const BenchResult& result : results) {
+        keys.push_back(sort == BenchSort::MeanTime ? summarize_wall_seconds(result).mean
+                                                   : summarize_peak_bytes(result).mean);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
+    return order;
 }
 
 }  // namespace max_rss

@@ -1,185 +1,27 @@
 // `max_rss bench [OPTIONS] COMMAND...`: measure each command's peak over
 // several runs, hyperfine-style, print a summary and export the results.
 #include <max_rss/bench/executor.hpp>
-#include <max_rss/util/text.hpp>
+#include <max_rss/bench/provenance.hpp>
 #include <max_rss/bench/runner.hpp>
-#include <max_rss/report/bench_console.hpp>
+#include <max_rss/cli/bench_plan.hpp>
 #include <max_rss/cli/commands.hpp>
 #include <max_rss/cli/options.hpp>
+#include <max_rss/exit_codes.hpp>
+#include <max_rss/report/bench_console.hpp>
+#include <max_rss/report/compare.hpp>
+#include <max_rss/report/export.hpp>
 
 #include <CLI/CLI.hpp>
-#include <max_rss/exit_codes.hpp>
-#include <max_rss/os/export_target.hpp>
-#include <max_rss/report/export.hpp>
-#include <max_rss/os/launch.hpp>
-#include <max_rss/util/size.hpp>
-#include <max_rss/engine/measure.hpp>
-
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
-#include <tuple>
-#include <utility>
 #include <vector>
-
-#include <unistd.h>
 
 namespace max_rss::cli {
 namespace {
-
-struct BenchArgs {
-    std::vector<std::string> commands;
-    unsigned runs = 5;
-    unsigned warmup = 0;
-    std::vector<std::string> names;
-    std::vector<std::string> prepare;
-    std::string shell = "/bin/sh";
-    bool no_shell = false;
-    bool ignore_failure = false;
-    bool show_output = false;
-    std::string style = "auto";
-    std::string export_json;
-    std::string export_markdown;
-    std::string export_csv;
-    std::string budget;
-    std::string backend = "ptrace";
-};
-
-struct Export {
-    ExportFormat format;
-    ExportTarget target;
-    const char* option;      // "--export-json", for messages
-    std::string last_error;  // the last failure printed, so a rewrite that fails alike is not said again
-};
-
-// Everything the loop needs, checked before anything runs.
-struct Plan {
-    std::vector<BenchCommand> commands;
-    BenchSettings settings;
-    std::vector<Export> exports;
-    std::optional<uint64_t> budget;
-    OutputStyle style;
-    bool show_output = false;
-    BackendKind backend = BackendKind::Ptrace;
-};
-
-// Checks that argv[0] can be found, so a typo fails before minutes of runs.
-void check_found(const std::vector<std::string>& argv, std::string_view what) {
-    if (!os::find_in_path(argv.at(0))) {
-        throw LaunchError(fmt::format("bench: {}: {}: command not found", what, argv[0]), exit_code::not_found);
-    }
-}
-
-Plan make_plan(CLI::App& app, CLI::App& bench, BenchArgs& args,
-               const std::optional<std::vector<std::string>>& after_dashdash) {
-    // main() splits off everything after "--", so `max_rss bench -- CMD...`
-    // arrives as after_dashdash; options given before "bench" belong to the
-    // run mode.
-    if (app.get_subcommands().size() > 1) {
-        throw UsageError("'bench' and 'compare' cannot be combined (a COMMAND named 'compare' needs a path, "
-                         "e.g. './compare')");
-    }
-    for (const CLI::Option* option : app.get_options()) {
-        if (option->count() > 0) {
-            throw UsageError(fmt::format("{} is an option of the run mode; give bench's options after 'bench'",
-                                         option->get_name()));
-        }
-    }
-    if (after_dashdash) args.commands.insert(args.commands.end(), after_dashdash->begin(), after_dashdash->end());
-
-    Plan plan;
-    if (args.commands.empty()) throw UsageError("no COMMAND given", true);
-    if (args.names.size() > args.commands.size()) {
-        throw UsageError(fmt::format("{} --command-name for {} COMMAND{}", args.names.size(),
-                                     args.commands.size(), args.commands.size() == 1 ? "" : "s"));
-    }
-    if (args.prepare.size() > 1 && args.prepare.size() != args.commands.size()) {
-        throw UsageError(fmt::format("give --prepare once, or once per COMMAND ({}), not {} times",
-                                     args.commands.size(), args.prepare.size()));
-    }
-    if (args.no_shell && bench.get_option("--shell")->count() > 0) {
-        throw UsageError("-N is --shell=none; give one of them");
-    }
-    std::optional<std::string> shell;
-    if (!args.no_shell && args.shell != "none") {
-        if (args.shell.empty()) throw UsageError("--shell: empty (use --shell=none or -N for no shell)");
-        shell = args.shell;
-    }
-    const auto style = parse_bench_style(args.style);
-    if (!style) {
-        throw UsageError(
-            fmt::format("--style: '{}' is not one of auto, basic, full, nocolor, color, none", args.style));
-    }
-    if (bench.get_option("--budget")->count() > 0) plan.budget = size_bytes(args.budget);
-
-    const auto argv_of = [&](const std::string& command, std::string_view what) {
-        std::vector<std::string> argv;
-        try {
-            argv = command_argv(command, shell);
-        } catch (const std::invalid_argument& e) {
-            throw UsageError(fmt::format("{} '{}': {}", what, command, e.what()));
-        }
-        if (argv.empty()) throw UsageError(fmt::format("{} '{}' has no words to run", what, command));
-        return argv;
-    };
-    for (size_t i = 0; i < args.commands.size(); ++i) {
-        BenchCommand command;
-        command.command = args.commands[i];
-        if (i < args.names.size()) command.name = args.names[i];
-        if (command.command.empty()) throw UsageError(fmt::format("COMMAND {} is empty", i + 1));
-        command.argv = argv_of(command.command, "COMMAND");
-        if (!args.prepare.empty()) {
-            command.prepare = args.prepare.size() == 1 ? args.prepare[0] : args.prepare[i];
-            command.prepare_argv = argv_of(command.prepare, "--prepare command");
-        }
-        plan.commands.push_back(std::move(command));
-    }
-    plan.backend = backend_of(args.backend);
-    plan.settings.runs = args.runs;
-    plan.settings.warmup = args.warmup;
-    plan.settings.ignore_failure = args.ignore_failure;
-
-    // Opened now, so a bad path fails before any run.
-    const std::tuple<const char*, const std::string*, ExportFormat> requested[] = {
-        {"--export-json", &args.export_json, ExportFormat::Json},
-        {"--export-markdown", &args.export_markdown, ExportFormat::Markdown},
-        {"--export-csv", &args.export_csv, ExportFormat::Csv},
-    };
-    for (const auto& [option, path, format] : requested) {
-        if (bench.get_option(option)->count() == 0) continue;
-        try {
-            plan.exports.push_back(Export{format, ExportTarget(*path), option, {}});
-        } catch (const std::runtime_error& e) {
-            throw UsageError(fmt::format("{}: {}", option, e.what()));
-        }
-    }
-    std::vector<NamedExportTarget> named;
-    for (const Export& output : plan.exports) named.push_back({output.option, &output.target});
-    try {
-        check_distinct_destinations(named);
-    } catch (const std::runtime_error& e) {
-        throw UsageError(e.what());
-    }
-
-    // Only now the slower checks that look at the file system.
-    for (size_t i = 0; i < plan.commands.size(); ++i) {
-        check_found(plan.commands[i].argv, fmt::format("COMMAND '{}'", plan.commands[i].command));
-        if (!plan.commands[i].prepare_argv.empty()) {
-            check_found(plan.commands[i].prepare_argv, fmt::format("--prepare command '{}'", plan.commands[i].prepare));
-        }
-    }
-
-    plan.style = resolve_style(*style, ::isatty(STDERR_FILENO) == 1, no_color_set());
-    // The programs' output would tear the bar apart.
-    plan.show_output = args.show_output;
-    if (args.show_output) plan.style.progress = false;
-    return plan;
-}
 
 // The human output, on stderr.
 class Console {
@@ -218,11 +60,11 @@ private:
 // far), each on its own: one that fails costs only itself, in one line on
 // stderr, said again only when its reason changes. Returns false when a
 // final write failed.
-bool write_exports(Plan& plan, const std::vector<BenchResult>& results, Console& console, bool final) {
+bool write_exports(Plan& plan, const BenchReport& report, Console& console, bool final) {
     bool all_written = true;
     for (Export& output : plan.exports) {
         try {
-            const std::string bytes = export_results(output.format, results);
+            const std::string bytes = export_results(output.format, report);
             if (final) {
                 output.target.write(bytes);
             } else {
@@ -241,10 +83,33 @@ bool write_exports(Plan& plan, const std::vector<BenchResult>& results, Console&
     return all_written;
 }
 
+// --compare-baseline: the results against the saved baseline, read back
+// through the JSON export so that both sides are read alike. The table goes
+// to stderr (stdout is the exports'). True when the gate failed.
+bool compare_with_baseline(const Plan& plan, const BenchReport& report) {
+    const std::vector<MeasuredPeak> now = parse_report(export_json(report), "this bench");
+    const CompareResult result = compare_reports(*plan.baseline, now, CompareSettings{});
+    std::fprintf(stderr, "\nAgainst baseline '%s':\n%s", plan.baseline_name.c_str(),
+                 format_compare_table(result).c_str());
+    return result.failed;
+}
+
+Provenance provenance_of(const Plan& plan) {
+    Provenance provenance = machine_provenance();
+    provenance.runs = plan.settings.runs;
+    provenance.min_runs = plan.settings.runs != 0 ? plan.settings.runs : plan.settings.min_runs;
+    provenance.max_runs = plan.settings.runs != 0 ? plan.settings.runs : plan.settings.max_runs;
+    provenance.warmup = plan.settings.warmup;
+    provenance.backend = plan.backend == BackendKind::Sample ? "sample" : "ptrace";
+    return provenance;
+}
+
 int run_bench(Plan& plan) {
     Console console(plan.style);
     TracingExecutor executor(plan.show_output, plan.backend);
-    std::vector<BenchResult> results;
+    BenchReport report;
+    report.provenance = provenance_of(plan);
+    report.sort = plan.sort;
     for (size_t i = 0; i < plan.commands.size(); ++i) {
         const BenchCommand& command = plan.commands[i];
         BenchResult header;
@@ -263,18 +128,18 @@ int run_bench(Plan& plan) {
         console.clear_progress();
         console.print(format_bench_statistics(outcome.result, console.color()) +
                       format_bench_warnings(outcome.result, outcome.failed_runs) + "\n");
-        results.push_back(std::move(outcome.result));
-        write_exports(plan, results, console, false);
+        report.results.push_back(std::move(outcome.result));
+        write_exports(plan, report, console, false);
     }
-    console.print(format_bench_summary(results, console.color()));
-    const bool output_lost = !write_exports(plan, results, console, true);
-    bool over_budget = false;
-    if (plan.budget) {
-        const std::string violations = format_budget_violations(results, *plan.budget);
-        over_budget = !violations.empty();
-        std::fputs(violations.c_str(), stderr);
-    }
-    return exit_code::combine(exit_code::ok, over_budget, output_lost);
+    console.print(format_bench_summary(report.results, plan.sort, console.color()));
+    const bool output_lost = !write_exports(plan, report, console, true);
+    const std::string violations = format_budget_violations(report.results);
+    std::fputs(violations.c_str(), stderr);
+    const bool regression = plan.baseline && compare_with_baseline(plan, report);
+    // A command's failure has returned already; then 3, then 1, then 4.
+    if (!violations.empty()) return exit_code::over_budget;
+    if (regression) return exit_code::regression;
+    return exit_code::combine(exit_code::ok, false, output_lost);
 }
 
 }  // namespace
@@ -288,68 +153,20 @@ Action add_bench_command(CLI::App& app, const std::optional<std::vector<std::str
     bench->prefix_command(false);
     bench->footer(
         "Each run of a COMMAND is traced like `max_rss -- COMMAND`; the figures are the tree peak\n"
-        "(mean ± σ, min … max, median in exports) beside wait4's ru_maxrss.\n"
+        "(mean ± σ, min … max, median in exports) beside wait4's ru_maxrss, and the wall time.\n"
         "\n"
         "Output: the human summary and any progress bar go to stderr, so stdout carries only the\n"
         "exports given as '-'. The COMMANDs read /dev/null and their output is discarded unless\n"
         "--show-output. A progress bar and colours appear when stderr is a terminal (--style).\n"
         "\n"
-        "Exit status: 0 success; 2 usage error or an export file that cannot be created (nothing\n"
-        "was run); 3 a median peak over --budget; 4 an export could not be written (the others\n"
-        "were; 3 wins); a COMMAND's own exit code when it failed and -i was not given (128+N for\n"
-        "signal N); 127 a COMMAND not found; 125 max_rss failed.\n"
+        "Exit status: 0 success; 1 a regression against --compare-baseline; 2 usage error or an\n"
+        "export file that cannot be created (nothing was run); 3 a median peak over --budget;\n"
+        "4 an export could not be written (the others were; 3 and 1 win); a COMMAND's own exit\n"
+        "code when it failed and -i was not given (128+N for signal N), or that of a failing\n"
+        "--setup, --prepare or --cleanup; 127 a COMMAND not found; 125 max_rss failed.\n"
         "\n"
         "Example: max_rss bench -r 10 -N 'gzip -9 big.tar' 'xz -9 big.tar' --export-json mem.json");
-    bench->add_option("COMMAND", args->commands,
-                      "A command line to measure, one argument each (quote it); run by the shell unless -N")
-        ->type_name("");
-    bench->add_option("-r,--runs", args->runs, "Measured runs per COMMAND (default 5)")
-        ->option_text("N")
-        ->check(count_value(1, 1000000));
-    bench->add_option("-w,--warmup", args->warmup, "Unrecorded runs before the measured ones (default 0)")
-        ->option_text("N")
-        ->check(count_value(0, 1000000));
-    bench->add_option("-n,--command-name", args->names,
-                      "Name for a COMMAND in the output and exports, in order (repeatable)")
-        ->option_text("NAME")
-        ->allow_extra_args(false);
-    bench->add_option("-p,--prepare", args->prepare,
-                      "Run CMD before each run (warmup included), unmeasured; once for all COMMANDs or once each")
-        ->option_text("CMD")
-        ->allow_extra_args(false);
-    bench->add_option("-S,--shell", args->shell,
-                      "Run each COMMAND as SHELL -c COMMAND (default /bin/sh; the shell is measured too, "
-                      "about 0.5 MiB for dash). 'none': see -N")
-        ->option_text("SHELL");
-    bench->add_flag("-N", args->no_shell,
-                    "--shell=none: split each COMMAND into words (quotes and backslashes are honoured) and run it "
-                    "without a shell, so the shell is not measured");
-    bench->add_option("--backend", args->backend,
-                      "How each run is followed: ptrace (default) or sample (no ptrace; see 'max_rss --help')")
-        ->option_text("NAME")
-        ->check(backend_value());
-    bench->add_flag("-i,--ignore-failure", args->ignore_failure,
-                    "Keep going when a COMMAND exits non-zero (runs still count)");
-    bench->add_flag("--show-output", args->show_output, "Let the COMMANDs' stdout and stderr through");
-    bench->add_option("--style", args->style,
-                      "auto (default: full on a terminal unless NO_COLOR, else basic), basic (no bar, no colour), "
-                      "full, nocolor, color (no bar) or none (no summary)")
-        ->option_text("TYPE");
-    bench->add_option("--export-json", args->export_json, "Write all runs and statistics as JSON to FILE ('-' = stdout)")
-        ->option_text("FILE")
-        ->check(path_value());
-    bench->add_option("--export-markdown", args->export_markdown,
-                      "Write a Markdown table to FILE ('-' = stdout)")
-        ->option_text("FILE")
-        ->check(path_value());
-    bench->add_option("--export-csv", args->export_csv, "Write a CSV table to FILE ('-' = stdout)")
-        ->option_text("FILE")
-        ->check(path_value());
-    bench->add_option("--budget", args->budget,
-                      "Exit 3 when a COMMAND's median peak exceeds SIZE (512MiB, 1.5GiB, 300MB, 512Mi); checked "
-                      "at the end")
-        ->option_text("SIZE")
-        ->check(size_value());
+    add_bench_options(*bench, *args);
 
     return [args, &app, bench, &after_dashdash]() -> int {
         std::optional<Plan> plan;

@@ -1,5 +1,6 @@
 #include <max_rss/cli/options.hpp>
 
+#include <max_rss/bench/baseline.hpp>
 #include <max_rss/exit_codes.hpp>
 #include <max_rss/os/launch.hpp>
 #include <max_rss/util/duration.hpp>
@@ -108,6 +109,51 @@ CLI::Validator backend_value() {
             return fmt::format("'{}' is not a backend (try ptrace, sample)", text);
         },
         "NAME", "backend");
+}
+
+namespace {
+std::string probability_problem(const std::string& text) {
+    double value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || error != std::errc{} || end != text.data() + text.size() || !(value > 0 && value < 1))
+        return fmt::format("'{}' is not a probability between 0 and 1 (try 0.05, 0.01)", text);
+    return {};
+}
+}  // namespace
+
+CLI::Validator probability_value() {
+    return CLI::Validator([](std::string& text) { return probability_problem(text); }, "P", "probability");
+}
+
+double probability(const std::string& text) {
+    if (const std::string problem = probability_problem(text); !problem.empty()) throw UsageError(problem);
+    double value = 0;
+    std::from_chars(text.data(), text.data() + text.size(), value);
+    return value;
+}
+
+CLI::Validator baseline_name_value() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            try {
+                baseline_path(text);
+            } catch (const std::invalid_argument& e) {
+                return e.what();
+            }
+            return {};
+        },
+        "NAME", "baseline");
+}
+
+CLI::Validator choice_value(std::vector<std::string> choices) {
+    return CLI::Validator(
+        [choices](std::string& text) -> std::string {
+            if (std::find(choices.begin(), choices.end(), text) != choices.end()) return {};
+            std::string all;
+            for (const std::string& choice : choices) all += (all.empty() ? "" : ", ") + choice;
+            return fmt::format("'{}' is not one of {}", text, all);
+        },
+        "WORD", "choice");
 }
 
 BackendKind backend_of(const std::string& name) {

@@ -74,8 +74,14 @@ std::string format_bench_statistics(const BenchResult& result, bool color) {
     const std::string bracket =
         ru_maxrss ? fmt::format("    [ru_maxrss: {}]", paint(format_in_unit(ru_maxrss->mean, unit), kDim, color)) : "";
 
+    const Summary wall = summarize_wall_seconds(result);
+    const std::string cpu = paint(fmt::format("[User: {:.3f} s, System: {:.3f} s]", summarize_user_seconds(result).mean,
+                                              summarize_system_seconds(result).mean),
+                                  kDim, color);
+    const auto secs = [](double value) { return fmt::format("{:>10}", fmt::format("{:.3f} s", value)); };
     if (result.runs.size() == 1) {
-        return fmt::format("  Peak (abs ≡):      {}{}\n", paint(column(peak.mean, unit), kBoldGreen, color), bracket);
+        return fmt::format("  Peak (abs ≡):      {}{}\n", paint(column(peak.mean, unit), kBoldGreen, color), bracket) +
+               fmt::format("  Time (abs ≡):      {}    {}\n", paint(secs(wall.mean), kBoldGreen, color), cpu);
     }
     std::string out;
     out += fmt::format("  Peak ({} ± {}):   {} ± {}{}\n", paint("mean", kBoldGreen, color), paint("σ", kGreen, color),
@@ -84,6 +90,8 @@ std::string format_bench_statistics(const BenchResult& result, bool color) {
     out += fmt::format("  Range ({} … {}): {} … {}    {}\n", paint("min", kCyan, color), paint("max", kMagenta, color),
                        paint(column(peak.min, unit), kCyan, color), paint(column(peak.max, unit), kMagenta, color),
                        paint(fmt::format("{} runs", result.runs.size()), kDim, color));
+    out += fmt::format("  Time ({} ± {}):   {} ± {}    {}\n", paint("mean", kBoldGreen, color), paint("σ", kGreen, color),
+                       paint(secs(wall.mean), kBoldGreen, color), paint(secs(wall.stddev), kGreen, color), cpu);
     return out;
 }
 
@@ -107,7 +115,7 @@ std::string format_bench_warnings(const BenchResult& result, unsigned failed_run
     return out;
 }
 
-std::string format_bench_summary(std::span<const BenchResult> results, bool color) {
+std::string format_bench_summary(std::span<const BenchResult> results, BenchSort sort, bool color) {
     if (results.size() < 2) return {};
     const auto [peaks, reference] = summarize_peaks(results);
     const std::string reference_name = paint(display_name(results[reference]), kCyan, color);
@@ -116,12 +124,18 @@ std::string format_bench_summary(std::span<const BenchResult> results, bool colo
     if (peaks[reference].mean == 0) {
         return out + fmt::format("  no ratios: {}'s peak is 0 B\n", reference_name);
     }
-    for (size_t i = 0; i < results.size(); ++i) {
+    for (const size_t i : result_order(results, sort, true)) {
         if (i == reference) continue;
         const auto r = ratio(peaks[i], peaks[reference]);
-        out += fmt::format("  {} used {} ± {} times more memory than {}\n", paint(display_name(results[i]), kCyan, color),
-                           paint(fmt::format("{:.2f}", r->value), kBoldGreen, color),
-                           paint(fmt::format("{:.2f}", r->stddev), kGreen, color), reference_name);
+        // Below the reference (only a --reference can be above another), the
+        // inverse reads better: "5.02 times less", as hyperfine's "slower".
+        const bool less = r->value < 1 && r->value > 0;
+        const double value = less ? 1 / r->value : r->value;
+        const double stddev = less ? r->stddev / (r->value * r->value) : r->stddev;
+        out += fmt::format("  {} used {} ± {} times {} memory than {}\n", paint(display_name(results[i]), kCyan, color),
+                           paint(fmt::format("{:.2f}", value), kBoldGreen, color),
+                           paint(fmt::format("{:.2f}", stddev), kGreen, color), less ? "less" : "more",
+                           reference_name);
     }
     return out;
 }
@@ -150,9 +164,11 @@ std::string format_progress_line(const BenchProgress& progress, bool color) {
     return line;
 }
 
-std::string format_budget_violations(std::span<const BenchResult> results, uint64_t budget_bytes) {
+std::string format_budget_violations(std::span<const BenchResult> results) {
     std::string out;
     for (const BenchResult& result : results) {
+        if (!result.budget_bytes) continue;
+        const uint64_t budget_bytes = *result.budget_bytes;
         const double median = summarize_peak_bytes(result).median;
         if (median <= static_cast<double>(budget_bytes)) continue;
         out += fmt::format("max_rss: over budget: {}: median peak {} exceeds --budget {}\n", display_name(result),

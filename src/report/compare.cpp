@@ -1,5 +1,6 @@
 #include <max_rss/report/compare.hpp>
 #include <max_rss/util/text.hpp>
+#include <max_rss/bench/significance.hpp>
 
 #include <max_rss/report/json_text.hpp>
 #include <max_rss/util/size.hpp>
@@ -45,12 +46,32 @@ std::string pad_left(std::string_view text, size_t width) {
     return std::string(width > used ? width - used : 0, ' ') + std::string(text);
 }
 
-std::string format_change(double change) { return fmt::format("{:+.1f}%", change * 100.0); }
-
-// A threshold as the user would have typed it: 0.05 -> "+5%", 0.005 -> "+0.5%".
+// A threshold as the user would have typed it: 0.05 -> "5%", 0.005 -> "0.5%".
 std::string format_threshold(double threshold) {
     // Rounding to 1e-4 percent hides binary noise (0.07 * 100 = 7.000000000000001).
-    return fmt::format("+{}%", std::round(threshold * 100.0 * 1e4) / 1e4);
+    return fmt::format("{}%", std::round(threshold * 100.0 * 1e4) / 1e4);
+}
+
+// Judges one pair (see compare_reports()).
+void judge(CompareRow& row, const MeasuredPeak& before, const MeasuredPeak& after, const CompareSettings& settings) {
+    row.delta_bytes = static_cast<int64_t>(row.after_bytes) - static_cast<int64_t>(row.before_bytes);
+    row.before_runs = before.run_peaks_bytes.size();
+    row.after_runs = after.run_peaks_bytes.size();
+    const bool grew = row.delta_bytes >= 0;
+    if (mann_whitney_smallest_p(row.before_runs, row.after_runs) <= settings.significance) {
+        row.p_value = grew ? mann_whitney_p_greater(before.run_peaks_bytes, after.run_peaks_bytes)
+                           : mann_whitney_p_greater(after.run_peaks_bytes, before.run_peaks_bytes);
+    }
+    const uint64_t magnitude = static_cast<uint64_t>(grew ? row.delta_bytes : -row.delta_bytes);
+    const bool beyond = std::fabs(row.change) > settings.threshold && magnitude >= settings.min_change_bytes &&
+                        magnitude > 0;
+    if (!beyond) {
+        row.verdict = Verdict::Unchanged;
+    } else if (row.p_value && *row.p_value > settings.significance) {
+        row.verdict = Verdict::Noise;
+    } else {
+        row.verdict = grew ? Verdict::Regression : Verdict::Improvement;
+    }
 }
 
 }  // namespace
@@ -68,8 +89,23 @@ std::vector<std::string> degraded_warnings(std::span<const MeasuredPeak> peaks, 
     return lines;
 }
 
+std::string_view verdict_name(Verdict verdict) {
+    switch (verdict) {
+        case Verdict::Unchanged: return "unchanged";
+        case Verdict::Regression: return "regression";
+        case Verdict::Improvement: return "improvement";
+        case Verdict::Noise: return "noise";
+    }
+    return "unchanged";
+}
+
+std::string describe_compare_settings(const CompareSettings& settings) {
+    return fmt::format("change above {} and at least {}, p <= {}", format_threshold(settings.threshold),
+                       format_bytes(settings.min_change_bytes), settings.significance);
+}
+
 CompareResult compare_reports(std::span<const MeasuredPeak> base, std::span<const MeasuredPeak> after,
-                              double threshold) {
+                              const CompareSettings& settings) {
     constexpr size_t unpaired = std::numeric_limits<size_t>::max();
     std::vector<size_t> partner(base.size(), unpaired);  // index into after
     std::vector<bool> after_used(after.size(), false);
@@ -92,7 +128,7 @@ CompareResult compare_reports(std::span<const MeasuredPeak> base, std::span<cons
     pair_by([](const MeasuredPeak& x, const MeasuredPeak& y) { return !x.name.empty() && x.name == y.name; });
 
     CompareResult result;
-    result.threshold = threshold;
+    result.settings = settings;
     for (size_t b = 0; b < base.size(); ++b) {
         if (partner[b] == unpaired) {
             result.only_in_base.push_back(label_of(base[b]));
@@ -106,52 +142,80 @@ CompareResult compare_reports(std::span<const MeasuredPeak> base, std::span<cons
         row.before_bytes = base[b].peak_bytes;
         row.after_bytes = next.peak_bytes;
         row.change = relative_change(row.before_bytes, row.after_bytes);
-        row.regression = row.change > threshold;
-        result.any_regression = result.any_regression || row.regression;
+        judge(row, base[b], next, settings);
+        if (row.verdict == Verdict::Regression) ++result.regressions;
+        if (row.verdict == Verdict::Improvement) ++result.improvements;
         result.rows.push_back(std::move(row));
     }
     for (size_t a = 0; a < after.size(); ++a) {
         if (!after_used[a]) result.only_in_new.push_back(label_of(after[a]));
     }
+    result.failed = result.regressions > 0 || (!settings.allow_missing && !result.only_in_base.empty());
     return result;
+}
+
+std::string format_change(double change) { return fmt::format("{:+.1f}%", change * 100.0); }
+
+std::string format_delta_bytes(int64_t delta) {
+    const uint64_t magnitude = delta < 0 ? static_cast<uint64_t>(-delta) : static_cast<uint64_t>(delta);
+    return (delta < 0 ? "-" : "+") + format_bytes(magnitude);
+}
+
+std::string format_p_value(const std::optional<double>& p) { return p ? fmt::format("{:.3f}", *p) : "-"; }
+
+std::string format_compare_verdict(const CompareResult& result) {
+    const auto plural = [](size_t count, const char* word) {
+        return fmt::format("{} {}{}", count, word, count == 1 ? "" : "s");
+    };
+    std::string out;
+    if (result.regressions == 0 && result.improvements == 0) {
+        out = fmt::format("No regression ({}).", describe_compare_settings(result.settings));
+    } else {
+        out = fmt::format("{}, {} ({}).", plural(result.regressions, "regression"),
+                          plural(result.improvements, "improvement"), describe_compare_settings(result.settings));
+    }
+    const auto noise = std::count_if(result.rows.begin(), result.rows.end(),
+                                     [](const CompareRow& row) { return row.verdict == Verdict::Noise; });
+    if (noise > 0) {
+        out += fmt::format(" {} within the runs' spread (not significant).",
+                           plural(static_cast<size_t>(noise), "change"));
+    }
+    return out;
 }
 
 std::string format_compare_table(const CompareResult& result) {
     std::string out;
     if (!result.rows.empty()) {
         struct Cells {
-            std::string label, before, after, change;
-            bool regression;
+            std::string label, before, after, change, delta, p;
+            std::string_view verdict;
         };
-        std::vector<Cells> table = {{"Command", "Before", "After", "Change", false}};
+        std::vector<Cells> table = {{"Command", "Before", "After", "Change", "Δ", "p", ""}};
         for (const CompareRow& row : result.rows) {
             table.push_back({row.label, format_bytes(row.before_bytes), format_bytes(row.after_bytes),
-                             format_change(row.change), row.regression});
+                             format_change(row.change), format_delta_bytes(row.delta_bytes),
+                             format_p_value(row.p_value),
+                             row.verdict == Verdict::Unchanged ? "" : verdict_name(row.verdict)});
         }
-        size_t label_width = 0, before_width = 0, after_width = 0, change_width = 0;
+        size_t widths[6] = {};
         for (const Cells& cells : table) {
-            label_width = std::max(label_width, display_width(cells.label));
-            before_width = std::max(before_width, display_width(cells.before));
-            after_width = std::max(after_width, display_width(cells.after));
-            change_width = std::max(change_width, display_width(cells.change));
+            const std::string* texts[6] = {&cells.label, &cells.before, &cells.after, &cells.change, &cells.delta, &cells.p};
+            for (size_t i = 0; i < 6; ++i) widths[i] = std::max(widths[i], display_width(*texts[i]));
         }
         for (const Cells& cells : table) {
-            out += fmt::format("{}  {}  {}  {}{}\n", pad_right(cells.label, label_width),
-                               pad_left(cells.before, before_width), pad_left(cells.after, after_width),
-                               pad_left(cells.change, change_width), cells.regression ? "  regression" : "");
+            std::string line = fmt::format("{}  {}  {}  {}  {}  {}", pad_right(cells.label, widths[0]),
+                                           pad_left(cells.before, widths[1]), pad_left(cells.after, widths[2]),
+                                           pad_left(cells.change, widths[3]), pad_left(cells.delta, widths[4]),
+                                           pad_left(cells.p, widths[5]));
+            if (!cells.verdict.empty()) line += fmt::format("  {}", cells.verdict);
+            out += line + "\n";
         }
         out += '\n';
     }
-
-    const auto regressions = std::count_if(result.rows.begin(), result.rows.end(),
-                                           [](const CompareRow& row) { return row.regression; });
-    const std::string threshold = format_threshold(result.threshold);
-    if (regressions == 0) {
-        out += fmt::format("No regression above {}.\n", threshold);
-    } else {
-        out += fmt::format("{} regression{} above {}.\n", regressions, regressions == 1 ? "" : "s", threshold);
+    out += format_compare_verdict(result) + "\n";
+    for (const std::string& label : result.only_in_base) {
+        out += fmt::format("Missing from NEW{}: {}\n", result.settings.allow_missing ? " (allowed)" : "", label);
     }
-    for (const std::string& label : result.only_in_base) out += fmt::format("Only in BASE: {}\n", label);
     for (const std::string& label : result.only_in_new) out += fmt::format("Only in NEW: {}\n", label);
     return out;
 }

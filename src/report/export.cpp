@@ -1,70 +1,32 @@
+// The table exports (Markdown, AsciiDoc, CSV) and the dispatch; the JSON
+// ones are in export_json.cpp.
 #include <max_rss/report/export.hpp>
 
-#include <ostream>
-#include <streambuf>
-
-#include <max_rss/report/bench_console.hpp>
-#include <max_rss/report/json_text.hpp>
-#include <max_rss/os/standard_fds.hpp>
+#include <max_rss/bench/provenance.hpp>
 #include <max_rss/bench/stats.hpp>
+#include <max_rss/report/bench_console.hpp>
+#include <max_rss/report/markdown.hpp>
 #include <max_rss/util/utf8.hpp>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <stdexcept>
-#include <utility>
 #include <vector>
-
 
 namespace max_rss {
 namespace {
 
 constexpr double bytes_per_mib = 1024.0 * 1024.0;
 
-nlohmann::ordered_json summary_json(const Summary& summary) {
-    nlohmann::ordered_json json;
-    json["mean"] = summary.mean;
-    json["stddev"] = summary.stddev;
-    json["median"] = summary.median;
-    json["min"] = summary.min;
-    json["max"] = summary.max;
-    return json;
-}
-
-// text as one CommonMark code span, on one line; in_table escapes '|' as GFM
-// tables need. Markdown is for reading: bytes that are not UTF-8 become U+FFFD.
-std::string markdown_code_span(std::string_view raw, bool in_table) {
-    const std::string text = to_valid_utf8(raw);
-    std::string content;
-    size_t longest_backtick_run = 0;
-    size_t run = 0;
-    for (char c : text) {
-        run = c == '`' ? run + 1 : 0;
-        longest_backtick_run = std::max(longest_backtick_run, run);
-        // A table row is one line; a command's line breaks cannot survive it.
-        content += (c == '\n' || c == '\r') ? ' ' : c;
+// text as AsciiDoc literal monospace in a table cell.
+std::string asciidoc_literal(std::string_view raw) {
+    std::string cell = "`+";
+    for (char c : to_valid_utf8(raw)) {
+        if (c == '|') cell += '\\';
+        cell += (c == '\n' || c == '\r') ? ' ' : c;
     }
-    if (content.empty()) return {};
-    // CommonMark strips one space from each end of a code span when both ends
-    // have one, and a backtick at either end would merge with the fence.
-    if (content.front() == '`' || content.back() == '`' ||
-        (content.front() == ' ' && content.back() == ' ')) {
-        content = ' ' + content + ' ';
-    }
-    const std::string fence(longest_backtick_run + 1, '`');
-    std::string cell = fence;
-    for (char c : content) {
-        // GFM splits cells on '|' even inside code spans unless it is escaped.
-        if (c == '|' && in_table) cell += '\\';
-        cell += c;
-    }
-    return cell + fence;
+    return cell + "+`";
 }
 
 std::string csv_field(std::string_view text) {
@@ -82,63 +44,52 @@ std::string csv_field(std::string_view text) {
 
 std::string mib(double bytes) { return fmt::format("{:.1f}", bytes / bytes_per_mib); }
 
+std::string seconds(double value) { return fmt::format("{:.3f}", value); }
+
+// The cells of one table row, shared by Markdown and AsciiDoc (the command
+// cell is each format's own).
+std::vector<std::string> figure_cells(const BenchReport& report, const PeakSummaries& peaks, size_t i) {
+    const BenchResult& result = report.results[i];
+    const Summary& peak = peaks.peaks[i];
+    const auto ru_maxrss = summarize_ru_maxrss_bytes(result);
+    const Summary wall = summarize_wall_seconds(result);
+    std::string relative = "1.00";
+    if (i != peaks.reference) {
+        const auto r = ratio(peak, peaks.peaks[peaks.reference]);
+        relative = r ? fmt::format("{:.2f} ± {:.2f}", r->value, r->stddev) : "n/a";
+    }
+    return {fmt::format("{} ± {}", mib(peak.mean), mib(peak.stddev)),
+            mib(peak.median),
+            mib(peak.min),
+            mib(peak.max),
+            ru_maxrss ? mib(ru_maxrss->median) : "n/a",
+            fmt::format("{} ± {}", seconds(wall.mean), seconds(wall.stddev)),
+            relative};
+}
+
+const std::vector<std::string> kHeaders = {"Command",        "Peak mean ± σ [MiB]",    "Median [MiB]",
+                                           "Min [MiB]",      "Max [MiB]",              "ru_maxrss median [MiB]",
+                                           "Wall mean ± σ [s]", "Relative"};
 
 }  // namespace
 
-std::string export_json(std::span<const BenchResult> results) {
-    nlohmann::ordered_json root;
-    root["schema_version"] = 1;
-    root["kind"] = "bench";
-    root["results"] = nlohmann::ordered_json::array();
-    for (const BenchResult& result : results) {
-        nlohmann::ordered_json entry;
-        put_text(entry, "command", result.command);
-        if (result.name.empty()) {
-            entry["name"] = nullptr;
-        } else {
-            put_text(entry, "name", result.name);
-        }
-        entry["runs"] = nlohmann::ordered_json::array();
-        for (const BenchRun& run : result.runs) {
-            nlohmann::ordered_json run_json;
-            run_json["peak_bytes"] = run.peak_bytes;
-            run_json["ru_maxrss_bytes"] =
-                run.ru_maxrss_bytes ? nlohmann::ordered_json(*run.ru_maxrss_bytes) : nlohmann::ordered_json();
-            run_json["exit_code"] = run.exit_code;
-            run_json["wall_seconds"] = run.wall_seconds;
-            run_json["degraded"] = run.degraded;
-            entry["runs"].push_back(std::move(run_json));
-        }
-        entry["peak_bytes"] = summary_json(summarize_peak_bytes(result));
-        const auto ru_maxrss = summarize_ru_maxrss_bytes(result);
-        entry["ru_maxrss_bytes"] = ru_maxrss ? summary_json(*ru_maxrss) : nlohmann::ordered_json();
-        entry["degraded_runs"] = count_degraded_runs(result);
-        entry["warnings"] = nlohmann::ordered_json::array();
-        for (const std::string& warning : result.warnings) entry["warnings"].push_back(to_valid_utf8(warning));
-        root["results"].push_back(std::move(entry));
-    }
-    return root.dump(2) + "\n";
-}
+std::string export_markdown(const BenchReport& report) {
+    const std::vector<BenchResult>& results = report.results;
+    const PeakSummaries peaks = summarize_peaks(results);
 
-std::string export_markdown(std::span<const BenchResult> results) {
-    const auto [peaks, reference] = summarize_peaks(results);
-
-    std::string out =
-        "| Command | Peak mean ± σ [MiB] | Median [MiB] | Min [MiB] | Max [MiB] | ru_maxrss median [MiB] | Relative |\n"
-        "|:---|---:|---:|---:|---:|---:|---:|\n";
-    for (size_t i = 0; i < results.size(); ++i) {
-        const Summary& peak = peaks[i];
-        const auto ru_maxrss = summarize_ru_maxrss_bytes(results[i]);
-        std::string relative = "1.00";
-        if (i != reference) {
-            const auto r = ratio(peak, peaks[reference]);
-            relative = r ? fmt::format("{:.2f} ± {:.2f}", r->value, r->stddev) : "n/a";
-        }
-        out += fmt::format("| {} | {} ± {} | {} | {} | {} | {} | {} |\n",
-                           markdown_code_span(display_name(results[i]), true), mib(peak.mean), mib(peak.stddev),
-                           mib(peak.median), mib(peak.min), mib(peak.max),
-                           ru_maxrss ? mib(ru_maxrss->median) : "n/a", relative);
+    std::string out = "|";
+    std::string rule = "|";
+    for (size_t column = 0; column < kHeaders.size(); ++column) {
+        out += fmt::format(" {} |", kHeaders[column]);
+        rule += column == 0 ? ":---|" : "---:|";
     }
+    out += "\n" + rule + "\n";
+    for (const size_t i : result_order(results, report.sort, false)) {
+        out += fmt::format("| {} |", markdown_code_span(display_name(results[i]), true));
+        for (const std::string& cell : figure_cells(report, peaks, i)) out += fmt::format(" {} |", cell);
+        out += '\n';
+    }
+    out += fmt::format("\n_Measured with {}._\n", describe_provenance(report.provenance));
     std::string notes;
     for (const BenchResult& result : results) {
         const std::string name = markdown_code_span(display_name(result), false);
@@ -155,27 +106,70 @@ std::string export_markdown(std::span<const BenchResult> results) {
     return out;
 }
 
-std::string export_csv(std::span<const BenchResult> results) {
+std::string export_asciidoc(const BenchReport& report) {
+    const std::vector<BenchResult>& results = report.results;
+    const PeakSummaries peaks = summarize_peaks(results);
+    std::string out = "[cols=\"<";
+    for (size_t column = 1; column < kHeaders.size(); ++column) out += ",>";
+    out += "\"]\n|===\n";
+    for (const std::string& header : kHeaders) out += fmt::format("| {}\n", header);
+    for (const size_t i : result_order(results, report.sort, false)) {
+        out += fmt::format("\n| {}\n", asciidoc_literal(display_name(results[i])));
+        for (const std::string& cell : figure_cells(report, peaks, i)) out += fmt::format("| {}\n", cell);
+    }
+    out += "|===\n";
+    out += fmt::format("\nMeasured with {}.\n", describe_provenance(report.provenance));
+    return out;
+}
+
+std::string export_csv(const BenchReport& report) {
+    std::vector<std::string> parameter_names;
+    for (const BenchResult& result : report.results) {
+        for (const auto& [name, value] : result.parameters) {
+            if (std::find(parameter_names.begin(), parameter_names.end(), name) == parameter_names.end())
+                parameter_names.push_back(name);
+        }
+    }
     std::string out =
-        "command,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs,"
-        "degraded_runs,warnings\n";
-    for (const BenchResult& result : results) {
+        "command,name,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs,"
+        "degraded_runs,wall_mean_seconds,wall_stddev_seconds,wall_median_seconds,user_mean_seconds,"
+        "system_mean_seconds,";
+    for (const std::string& name : parameter_names) out += csv_field("parameter_" + name) + ",";
+    out += "max_rss_version,date,kernel,machine,cpu_count,warmup,backend,warnings\n";
+    const Provenance& p = report.provenance;
+    const std::string provenance = fmt::format("{},{},{},{},{},{},{}", csv_field(p.max_rss_version),
+                                               csv_field(p.date), csv_field(p.kernel), csv_field(p.machine),
+                                               p.cpu_count, p.warmup, csv_field(p.backend));
+    for (const size_t i : result_order(report.results, report.sort, false)) {
+        const BenchResult& result = report.results[i];
         const Summary peak = summarize_peak_bytes(result);
         const auto ru_maxrss = summarize_ru_maxrss_bytes(result);
+        const Summary wall = summarize_wall_seconds(result);
         std::string warnings;
         for (const std::string& warning : result.warnings) warnings += (warnings.empty() ? "" : "\n") + warning;
-        out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", csv_field(result.command), peak.mean, peak.stddev,
-                           peak.median, peak.min, peak.max, ru_maxrss ? fmt::format("{}", ru_maxrss->median) : "",
-                           result.runs.size(), count_degraded_runs(result), csv_field(warnings));
+        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", csv_field(result.command),
+                           csv_field(result.name), peak.mean, peak.stddev, peak.median, peak.min, peak.max,
+                           ru_maxrss ? fmt::format("{}", ru_maxrss->median) : "", result.runs.size(),
+                           count_degraded_runs(result), wall.mean, wall.stddev, wall.median,
+                           summarize_user_seconds(result).mean, summarize_system_seconds(result).mean);
+        for (const std::string& name : parameter_names) {
+            const auto it = std::find_if(result.parameters.begin(), result.parameters.end(),
+                                         [&](const BenchParameter& parameter) { return parameter.first == name; });
+            out += (it == result.parameters.end() ? std::string() : csv_field(it->second)) + ",";
+        }
+        out += fmt::format("{},{}\n", provenance, csv_field(warnings));
     }
     return out;
 }
 
-std::string export_results(ExportFormat format, std::span<const BenchResult> results) {
+std::string export_results(ExportFormat format, const BenchReport& report) {
     switch (format) {
-        case ExportFormat::Json: return export_json(results);
-        case ExportFormat::Markdown: return export_markdown(results);
-        case ExportFormat::Csv: return export_csv(results);
+        case ExportFormat::Json: return export_json(report);
+        case ExportFormat::Markdown: return export_markdown(report);
+        case ExportFormat::Csv: return export_csv(report);
+        case ExportFormat::Asciidoc: return export_asciidoc(report);
+        case ExportFormat::GithubBenchmark: return export_github_benchmark(report);
+        case ExportFormat::Bencher: return export_bencher(report);
     }
     throw std::logic_error("export_results: unknown ExportFormat");
 }

@@ -23,7 +23,9 @@ namespace max_rss {
 namespace {
 
 
-constexpr uint64_t supported_schema_version = 1;
+// The newest schema_version of each kind this max_rss reads.
+constexpr uint64_t supported_run_schema_version = 1;
+constexpr uint64_t supported_bench_schema_version = 2;
 
 [[noreturn]] void fail(std::string_view source, std::string_view message) {
     throw ReportError(fmt::format("{}: {}", source, message));
@@ -70,13 +72,6 @@ MeasuredPeak read_run_report(const nlohmann::json& report, std::string_view sour
 }
 
 std::vector<MeasuredPeak> read_bench_report(const nlohmann::json& report, std::string_view source) {
-    if (const nlohmann::json* version = member(report, "schema_version")) {
-        const auto number = byte_count(*version);
-        if (number && *number > supported_schema_version) {
-            fail(source, fmt::format("bench report schema_version {} is newer than this max_rss supports ({})",
-                                     *number, supported_schema_version));
-        }
-    }
     const nlohmann::json* results = member(report, "results");
     if (results == nullptr || !results->is_array()) fail(source, "bench report has no \"results\" array");
 
@@ -104,6 +99,16 @@ std::vector<MeasuredPeak> read_bench_report(const nlohmann::json& report, std::s
         if (const nlohmann::json* count = member(result, "degraded_runs")) {
             entry.degraded_runs = byte_count(*count).value_or(0);
         }
+        if (const nlohmann::json* peaks = member(result, "memory_usage_byte")) {
+            if (!peaks->is_array()) fail(source, fmt::format("results[{}] has a \"memory_usage_byte\" that is not an array", i));
+            for (const nlohmann::json& value : *peaks) {
+                const auto peak_bytes = byte_count(value);
+                if (!peak_bytes) {
+                    fail(source, fmt::format("results[{}] has a \"memory_usage_byte\" entry that is not a byte count", i));
+                }
+                entry.run_peaks_bytes.push_back(static_cast<double>(*peak_bytes));
+            }
+        }
         measured.push_back(std::move(entry));
     }
     return measured;
@@ -123,13 +128,15 @@ std::vector<MeasuredPeak> read_measurements(const nlohmann::json& report, std::s
     // A version this max_rss does not know may mean anything: refuse it.
     const nlohmann::json* version = member(report, "schema_version");
     if (version == nullptr) fail(source, "not a max_rss report (no \"schema_version\")");
+    const uint64_t supported = kind_name == "run" ? supported_run_schema_version : supported_bench_schema_version;
+    const std::string readable = supported == 1 ? "1" : fmt::format("1 to {}", supported);
     if (!version->is_number_integer() || version->get<int64_t>() < 1) {
         fail(source, fmt::format("{} report has an unknown schema_version {} (this max_rss reads {})", kind_name,
-                                 version->dump(), supported_schema_version));
+                                 version->dump(), readable));
     }
-    if (const auto number = version->get<uint64_t>(); number > supported_schema_version) {
+    if (const auto number = version->get<uint64_t>(); number > supported) {
         fail(source, fmt::format("{} report schema_version {} is newer than this max_rss supports ({})", kind_name,
-                                 number, supported_schema_version));
+                                 number, readable));
     }
     if (kind_name == "run") return {read_run_report(report, source)};
     return read_bench_report(report, source);

@@ -77,7 +77,8 @@ TEST_CASE("bench: 50 and 100 MiB, 3 runs each: JSON medians and one Markdown row
     CHECK_MEDIAN_MIB(report["results"][1], 100.0);
 
     const std::vector<std::string> table = lines_of(read_text_file(markdown_file.path));
-    REQUIRE(table.size() == 4);  // header, separator, two rows
+    REQUIRE(table.size() == 6);  // header, separator, two rows, a blank line, the provenance
+    CHECK(table[5].starts_with("_Measured with max_rss "));
     CHECK(table[0].starts_with("| Command | Peak mean ± σ [MiB] |"));
     CHECK(table[2].find("touch 50") != std::string::npos);
     CHECK(table[3].find("touch 100") != std::string::npos);
@@ -86,6 +87,7 @@ TEST_CASE("bench: 50 and 100 MiB, 3 runs each: JSON medians and one Markdown row
     CHECK(out.err.find("Benchmark 1: " + fifty + "\n  Peak (mean ± σ):") != std::string::npos);
     CHECK(out.err.find("Benchmark 2: " + hundred) != std::string::npos);
     CHECK(out.err.find("  Range (min … max):") != std::string::npos);
+    CHECK(out.err.find("  Time (mean ± σ):") != std::string::npos);
     CHECK(out.err.find("3 runs") != std::string::npos);
     CHECK(out.err.find("Summary\n  " + hundred + " used 1.9") != std::string::npos);
     CHECK(out.err.find("times more memory than " + fifty) != std::string::npos);
@@ -99,9 +101,11 @@ TEST_CASE("bench: exports to stdout, the human summary stays on stderr", "[bench
     REQUIRE(out.exit_code == 0);
     const std::vector<std::string> csv = lines_of(out.out);
     REQUIRE(csv.size() == 2);
-    CHECK(csv[0] == "command,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs,"
-                    "degraded_runs,warnings");
-    CHECK(csv[1].ends_with(",2,0,"));
+    CHECK(csv[0].starts_with("command,name,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,"
+                             "ru_maxrss_median_bytes,runs,degraded_runs,wall_mean_seconds,"));
+    CHECK(csv[1].starts_with(fixture_command("touch", {"20"}) + ",twenty,"));  // --command-name kept
+    CHECK(csv[1].find(",2,0,") != std::string::npos);
+    CHECK(csv[1].ends_with(",ptrace,"));
     CHECK(out.err.find("Benchmark 1: twenty") != std::string::npos);
 
     const Output quiet = run_max_rss({"bench", "-r", "1", "--style", "none", "--export-json", "-", "true"});
@@ -273,17 +277,18 @@ TEST_CASE("compare: a 100 MiB run against a 50 MiB baseline regresses; against i
     INFO(regressed.out << regressed.err);
     CHECK(regressed.exit_code == 1);
     CHECK(regressed.out.find("regression") != std::string::npos);
-    CHECK(regressed.out.find("1 regression above +10%.") != std::string::npos);
+    CHECK(regressed.out.find("1 regression, 0 improvements (change above 10% and at least 1.0 MiB, p <= 0.05).") !=
+          std::string::npos);
     CHECK(regressed.err.empty());
 
     const Output same = run_max_rss({"compare", next.path, next.path, "--threshold", "10%"});
     CHECK(same.exit_code == 0);
-    CHECK(same.out.find("No regression above +10%.") != std::string::npos);
+    CHECK(same.out.find("No regression (change above 10% and at least 1.0 MiB, p <= 0.05).") != std::string::npos);
 
-    // Shrinking is no regression; the default threshold is 5%.
+    // Shrinking is no regression but an improvement; the default threshold is 5%.
     const Output shrunk = run_max_rss({"compare", next.path, base.path});
     CHECK(shrunk.exit_code == 0);
-    CHECK(shrunk.out.find("No regression above +5%.") != std::string::npos);
+    CHECK(shrunk.out.find("improvement\n\n0 regressions, 1 improvement (change above 5% ") != std::string::npos);
 }
 
 TEST_CASE("compare: bench exports pair by command, and a report can come from stdin", "[compare_cli]") {

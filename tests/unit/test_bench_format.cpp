@@ -37,7 +37,8 @@ TEST_CASE("bench statistics: mean ± σ, range and ru_maxrss in the mean's unit"
     const std::string text = format_bench_statistics(result, false);
     CHECK(text ==
           "  Peak (mean ± σ):    101.0 MiB ±    1.0 MiB    [ru_maxrss: 99.0 MiB]\n"
-          "  Range (min … max):  100.0 MiB …  102.0 MiB    3 runs\n");
+          "  Range (min … max):  100.0 MiB …  102.0 MiB    3 runs\n"
+          "  Time (mean ± σ):      0.500 s ±    0.000 s    [User: 0.000 s, System: 0.000 s]\n");
     const std::string first = text.substr(0, text.find('\n'));
     const std::string second = text.substr(text.find('\n') + 1);
     CHECK(column_of(first, "101.0 MiB") == column_of(second, "100.0 MiB"));
@@ -46,15 +47,18 @@ TEST_CASE("bench statistics: mean ± σ, range and ru_maxrss in the mean's unit"
 TEST_CASE("bench statistics: no ru_maxrss bracket without one; KiB and GiB units", "[bench]") {
     CHECK(format_bench_statistics(result_of("a", {512 * KiB, 512 * KiB}), false) ==
           "  Peak (mean ± σ):    512.0 KiB ±    0.0 KiB\n"
-          "  Range (min … max):  512.0 KiB …  512.0 KiB    2 runs\n");
+          "  Range (min … max):  512.0 KiB …  512.0 KiB    2 runs\n"
+          "  Time (mean ± σ):      0.500 s ±    0.000 s    [User: 0.000 s, System: 0.000 s]\n");
     // σ stays in GiB even though it is small.
     CHECK(format_bench_statistics(result_of("b", {GiB + GiB / 2, GiB + GiB / 2 + 100 * MiB}), false) ==
           "  Peak (mean ± σ):      1.5 GiB ±    0.1 GiB\n"
-          "  Range (min … max):    1.5 GiB …    1.6 GiB    2 runs\n");
+          "  Range (min … max):    1.5 GiB …    1.6 GiB    2 runs\n"
+          "  Time (mean ± σ):      0.500 s ±    0.000 s    [User: 0.000 s, System: 0.000 s]\n");
     // Below 1 KiB the figures are whole bytes.
     CHECK(format_bench_statistics(result_of("c", {100, 200}), false) ==
           "  Peak (mean ± σ):        150 B ±       71 B\n"
-          "  Range (min … max):      100 B …      200 B    2 runs\n");
+          "  Range (min … max):      100 B …      200 B    2 runs\n"
+          "  Time (mean ± σ):      0.500 s ±    0.000 s    [User: 0.000 s, System: 0.000 s]\n");
     // The mean picks the unit the way format_bytes() does: never "1024.0 KiB".
     CHECK(format_bench_statistics(result_of("d", {MiB - 1, MiB - 1}), false).starts_with(
         "  Peak (mean ± σ):      1.0 MiB ±"));
@@ -62,7 +66,9 @@ TEST_CASE("bench statistics: no ru_maxrss bracket without one; KiB and GiB units
 
 TEST_CASE("bench statistics: one run prints abs ≡ and no range; no runs print nothing", "[bench]") {
     const std::string text = format_bench_statistics(result_of("a", {50 * MiB + 200 * KiB}, 50 * MiB), false);
-    CHECK(text == "  Peak (abs ≡):        50.2 MiB    [ru_maxrss: 50.0 MiB]\n");
+    CHECK(text ==
+          "  Peak (abs ≡):        50.2 MiB    [ru_maxrss: 50.0 MiB]\n"
+          "  Time (abs ≡):         0.500 s    [User: 0.000 s, System: 0.000 s]\n");
     const std::string several = format_bench_statistics(result_of("a", {50 * MiB, 50 * MiB}), false);
     CHECK(column_of(text, "50.2 MiB") == column_of(several, "50.0 MiB"));
     CHECK(format_bench_statistics(BenchResult{}, false).empty());
@@ -100,17 +106,17 @@ TEST_CASE("bench summary compares every command with the smallest", "[bench]") {
         result_of("touch 200", {200 * MiB, 200 * MiB, 200 * MiB}),
     };
     results[2].name = "big";
-    CHECK(format_bench_summary(results, false) ==
+    CHECK(format_bench_summary(results, BenchSort::Auto, false) ==
           "Summary\n"
           "  touch 100 used 2.00 ± 0.06 times more memory than touch 50\n"
           "  big used 3.92 ± 0.08 times more memory than touch 50\n");
-    CHECK(format_bench_summary(std::span(results).first(1), false).empty());
-    CHECK(format_bench_summary({}, false).empty());
+    CHECK(format_bench_summary(std::span(results).first(1), BenchSort::Auto, false).empty());
+    CHECK(format_bench_summary({}, BenchSort::Auto, false).empty());
 }
 
 TEST_CASE("bench summary without a ratio when the smallest peak is 0", "[bench]") {
     const std::vector<BenchResult> results = {result_of("a", {0, 0}), result_of("b", {MiB})};
-    CHECK(format_bench_summary(results, false) == "Summary\n  no ratios: a's peak is 0 B\n");
+    CHECK(format_bench_summary(results, BenchSort::Auto, false) == "Summary\n  no ratios: a's peak is 0 B\n");
 }
 
 TEST_CASE("bench progress line: phase, count, bar, ETA and estimate", "[bench]") {
@@ -141,9 +147,16 @@ TEST_CASE("bench budget: one line per command whose median is above it", "[bench
         result_of("exact", {50 * MiB}),
     };
     results[1].name = "the big one";
-    CHECK(format_budget_violations(results, 50 * MiB) ==
+    for (BenchResult& result : results) result.budget_bytes = 50 * MiB;
+    CHECK(format_budget_violations(results) ==
           "max_rss: over budget: the big one: median peak 101.0 MiB exceeds --budget 50.0 MiB\n");
-    CHECK(format_budget_violations(results, GiB).empty());
+    for (BenchResult& result : results) result.budget_bytes = GiB;
+    CHECK(format_budget_violations(results).empty());
+    // Per-command budgets: each result is held to its own, none to no budget.
+    results[0].budget_bytes = 5 * MiB;
+    results[1].budget_bytes = std::nullopt;
+    CHECK(format_budget_violations(results) ==
+          "max_rss: over budget: small: median peak 10.0 MiB exceeds --budget 5.0 MiB\n");
 }
 
 TEST_CASE("bench --style values resolve like hyperfine's", "[bench]") {

@@ -212,3 +212,38 @@ TEST_CASE("command_argv: SHELL -c COMMAND, or the split words", "[bench]") {
     CHECK(command_argv("sleep 1", std::nullopt) == Words{"sleep", "1"});
 }
 
+
+TEST_CASE("bench loop: --setup once before everything, --cleanup once after", "[bench]") {
+    FakeExecutor fake;
+    BenchSettings settings;
+    settings.warmup = 1;
+    settings.runs = 2;
+    BenchCommand work = command("work", "reset");
+    work.setup = {"compile", {"/bin/sh", "-c", "compile"}};
+    work.cleanup = {"rm", {"/bin/sh", "-c", "rm"}};
+    work.parameters = {{"n", "1"}};
+    work.budget_bytes = 5 * MiB;
+    const BenchOutcome outcome = run_benchmark(work, settings, fake);
+    CHECK(fake.log == Words{"prepare compile", "prepare reset", "measure work", "prepare reset", "measure work",
+                        "prepare reset", "measure work", "prepare rm"});
+    CHECK(outcome.result.parameters == work.parameters);
+    CHECK(outcome.result.budget_bytes == 5 * MiB);
+
+    FakeExecutor failing;
+    failing.prepare_exit = exited(2);
+    CHECK_THROWS_WITH(run_benchmark(work, settings, failing),
+                      "the --setup command 'compile' exited with code 2 (a failing --setup always stops the "
+                      "benchmark)");
+    CHECK(failing.log == Words{"prepare compile"});
+}
+
+TEST_CASE("bench loop: without --runs, the first run's time sets the count", "[bench]") {
+    FakeExecutor fake;  // every run takes 0.25 s: 12 fit in 3 s
+    BenchSettings settings;
+    settings.runs = 0;
+    settings.min_runs = 2;
+    settings.max_runs = 100;
+    CHECK(run_benchmark(command("work"), settings, fake).result.runs.size() == 12);
+    settings.max_runs = 4;
+    CHECK(run_benchmark(command("work"), settings, fake).result.runs.size() == 4);
+}

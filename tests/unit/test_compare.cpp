@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 using max_rss::CompareResult;
+using max_rss::Verdict;
 using max_rss::MeasuredPeak;
 using max_rss::ReportError;
 
@@ -49,6 +50,14 @@ std::string error_of(std::string_view text) {
 
 MeasuredPeak peak(std::string command, uint64_t bytes, std::string name = {}) {
     return MeasuredPeak{std::move(command), std::move(name), bytes};
+}
+
+// A relative threshold alone: no minimum change (these tests use bytes).
+max_rss::CompareSettings above(double threshold) {
+    max_rss::CompareSettings settings;
+    settings.threshold = threshold;
+    settings.min_change_bytes = 0;
+    return settings;
 }
 
 }  // namespace
@@ -106,8 +115,11 @@ TEST_CASE("parse_report: error messages", "[compare]") {
     CHECK(error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"], "peak": 5})") ==
           "BASE.json: run report has no \"peak.tree_bytes\" byte count");
 
-    CHECK(error_of(R"({"kind": "bench", "schema_version": 2, "results": []})") ==
-          "BASE.json: bench report schema_version 2 is newer than this max_rss supports (1)");
+    CHECK(error_of(R"({"kind": "bench", "schema_version": 3, "results": []})") ==
+          "BASE.json: bench report schema_version 3 is newer than this max_rss supports (1 to 2)");
+    CHECK(error_of(R"({"kind": "bench", "schema_version": 2, "results": [{"command": "a", "peak_bytes": {"median": 1},
+                                                                           "memory_usage_byte": [1, "x"]}]})") ==
+          "BASE.json: results[0] has a \"memory_usage_byte\" entry that is not a byte count");
     CHECK(error_of(R"({"kind": "run", "schema_version": 2, "command": ["ls"], "peak": {"tree_bytes": 1}})") ==
           "BASE.json: run report schema_version 2 is newer than this max_rss supports (1)");
     CHECK(error_of(R"({"kind": "run", "command": ["ls"], "peak": {"tree_bytes": 1}})") ==
@@ -115,7 +127,7 @@ TEST_CASE("parse_report: error messages", "[compare]") {
     CHECK(error_of(R"({"kind": "run", "schema_version": "1", "command": ["ls"], "peak": {"tree_bytes": 1}})") ==
           "BASE.json: run report has an unknown schema_version \"1\" (this max_rss reads 1)");
     CHECK(error_of(R"({"kind": "bench", "schema_version": 0, "results": []})") ==
-          "BASE.json: bench report has an unknown schema_version 0 (this max_rss reads 1)");
+          "BASE.json: bench report has an unknown schema_version 0 (this max_rss reads 1 to 2)");
     CHECK(error_of(R"({"schema_version": 1, "kind": "bench"})") == "BASE.json: bench report has no \"results\" array");
     CHECK(error_of(R"({"schema_version": 1, "kind": "bench", "results": {}})") == "BASE.json: bench report has no \"results\" array");
     CHECK(error_of(R"({"schema_version": 1, "kind": "bench", "results": [{"command": "a", "peak_bytes": {"median": 1}}, {}]})") ==
@@ -159,34 +171,38 @@ TEST_CASE("load_report reads a file and names it in errors", "[compare]") {
 TEST_CASE("compare_reports: change and threshold", "[compare]") {
     const std::vector<MeasuredPeak> base = {peak("grow", 100 * MiB), peak("edge", 100), peak("shrink", 200)};
     const std::vector<MeasuredPeak> next = {peak("shrink", 100), peak("grow", 110 * MiB), peak("edge", 105)};
-    const CompareResult result = max_rss::compare_reports(base, next, 0.05);
+    const CompareResult result = max_rss::compare_reports(base, next, above(0.05));
     REQUIRE(result.rows.size() == 3);
     CHECK(result.rows[0].label == "grow");  // BASE's order
     CHECK(result.rows[0].before_bytes == 100 * MiB);
     CHECK(result.rows[0].after_bytes == 110 * MiB);
+    CHECK(result.rows[0].delta_bytes == 10 * static_cast<int64_t>(MiB));
     CHECK(result.rows[0].change == Approx(0.10));
-    CHECK(result.rows[0].regression);
+    CHECK(result.rows[0].verdict == Verdict::Regression);
     CHECK(result.rows[1].change == Approx(0.05));
-    CHECK_FALSE(result.rows[1].regression);  // exactly at the threshold is not above it
+    CHECK(result.rows[1].verdict == Verdict::Unchanged);  // exactly at the threshold is not above it
     CHECK(result.rows[2].change == Approx(-0.5));
-    CHECK_FALSE(result.rows[2].regression);
-    CHECK(result.any_regression);
-    CHECK(result.threshold == 0.05);
+    CHECK(result.rows[2].delta_bytes == -100);
+    CHECK(result.rows[2].verdict == Verdict::Improvement);
+    CHECK(result.regressions == 1);
+    CHECK(result.improvements == 1);
+    CHECK(result.failed);
+    CHECK(result.settings.threshold == 0.05);
     CHECK(result.only_in_base.empty());
     CHECK(result.only_in_new.empty());
 
-    CHECK_FALSE(max_rss::compare_reports(base, next, 0.2).any_regression);
+    CHECK_FALSE(max_rss::compare_reports(base, next, above(0.2)).failed);
 }
 
 TEST_CASE("compare_reports: zero before", "[compare]") {
     const std::vector<MeasuredPeak> base = {peak("a", 0), peak("b", 0)};
     const std::vector<MeasuredPeak> next = {peak("a", 0), peak("b", 1)};
-    const CompareResult result = max_rss::compare_reports(base, next, 0.05);
+    const CompareResult result = max_rss::compare_reports(base, next, above(0.05));
     REQUIRE(result.rows.size() == 2);
     CHECK(result.rows[0].change == 0);
-    CHECK_FALSE(result.rows[0].regression);
+    CHECK(result.rows[0].verdict == Verdict::Unchanged);
     CHECK(std::isinf(result.rows[1].change));
-    CHECK(result.rows[1].regression);
+    CHECK(result.rows[1].verdict == Verdict::Regression);
 }
 
 TEST_CASE("compare_reports: pairs by command, then by name", "[compare]") {
@@ -204,7 +220,7 @@ TEST_CASE("compare_reports: pairs by command, then by name", "[compare]") {
         peak("./twice", 400),
         peak("./added", 100, "added"),
     };
-    const CompareResult result = max_rss::compare_reports(base, next, 0.05);
+    const CompareResult result = max_rss::compare_reports(base, next, above(0.05));
     REQUIRE(result.rows.size() == 4);
     CHECK(result.rows[0].label == "fast");
     CHECK(result.rows[0].base_command == "./old --fast");
@@ -221,7 +237,7 @@ TEST_CASE("compare_reports: a name never steals an exact command match", "[compa
     // Without two passes, base[0] would take next[0] by name and leave base[1] unpaired.
     const std::vector<MeasuredPeak> base = {peak("./x", 1, "n"), peak("./y", 2)};
     const std::vector<MeasuredPeak> next = {peak("./y", 2, "n"), peak("./z", 3, "n")};
-    const CompareResult result = max_rss::compare_reports(base, next, 0.05);
+    const CompareResult result = max_rss::compare_reports(base, next, above(0.05));
     REQUIRE(result.rows.size() == 2);
     CHECK(result.rows[0].new_command == "./z");
     CHECK(result.rows[1].new_command == "./y");
@@ -234,10 +250,11 @@ TEST_CASE("compare_reports: a run report against a bench export", "[compare]") {
     const auto next = max_rss::parse_report(R"({"kind": "bench", "schema_version": 1, "results": [
                                                 {"command": "sh -c 'sleep 1'", "peak_bytes": {"median": 1100.0}}]})",
                                             "NEW.json");
-    const CompareResult result = max_rss::compare_reports(base, next, 0.05);
+    const CompareResult result = max_rss::compare_reports(base, next, above(0.05));
     REQUIRE(result.rows.size() == 1);
     CHECK(result.rows[0].change == Approx(0.1));
-    CHECK(result.any_regression);
+    CHECK_FALSE(result.rows[0].p_value);  // one run: not testable, the thresholds decide
+    CHECK(result.failed);
 }
 
 TEST_CASE("format_compare_table: aligned columns, verdict, unpaired commands", "[compare]") {
@@ -245,49 +262,51 @@ TEST_CASE("format_compare_table: aligned columns, verdict, unpaired commands", "
                                             peak("python3 big.py", 3 * MiB / 2)};
     const std::vector<MeasuredPeak> next = {peak("sleep 1", 11 * MiB / 10), peak("true", 512),
                                             peak("python3 big.py", MiB), peak("./new", 1)};
-    CHECK(max_rss::format_compare_table(max_rss::compare_reports(base, next, 0.05)) ==
-          "Command          Before    After  Change\n"
-          "sleep 1         1.0 MiB  1.1 MiB  +10.0%  regression\n"
-          "true              512 B    512 B   +0.0%\n"
-          "python3 big.py  1.5 MiB  1.0 MiB  -33.3%\n"
+    CHECK(max_rss::format_compare_table(max_rss::compare_reports(base, next, above(0.05))) ==
+          "Command          Before    After  Change           Δ  p\n"
+          "sleep 1         1.0 MiB  1.1 MiB  +10.0%  +102.4 KiB  -  regression\n"
+          "true              512 B    512 B   +0.0%        +0 B  -\n"
+          "python3 big.py  1.5 MiB  1.0 MiB  -33.3%  -512.0 KiB  -  improvement\n"
           "\n"
-          "1 regression above +5%.\n"
-          "Only in BASE: ./gone\n"
+          "1 regression, 1 improvement (change above 5% and at least 0 B, p <= 0.05).\n"
+          "Missing from NEW: ./gone\n"
           "Only in NEW: ./new\n");
 }
 
 TEST_CASE("format_compare_table: no regression, several regressions, no pairs", "[compare]") {
     const std::vector<MeasuredPeak> base = {peak("a", 100), peak("b", 100)};
-    CHECK(max_rss::format_compare_table(max_rss::compare_reports(base, base, 0.005)) ==
-          "Command  Before  After  Change\n"
-          "a         100 B  100 B   +0.0%\n"
-          "b         100 B  100 B   +0.0%\n"
+    CHECK(max_rss::format_compare_table(max_rss::compare_reports(base, base, above(0.005))) ==
+          "Command  Before  After  Change     Δ  p\n"
+          "a         100 B  100 B   +0.0%  +0 B  -\n"
+          "b         100 B  100 B   +0.0%  +0 B  -\n"
           "\n"
-          "No regression above +0.5%.\n");
+          "No regression (change above 0.5% and at least 0 B, p <= 0.05).\n");
 
     const std::vector<MeasuredPeak> bigger = {peak("a", 200), peak("b", 0)};
     const std::vector<MeasuredPeak> grown = {peak("a", 300), peak("b", 7)};
-    CHECK(max_rss::format_compare_table(max_rss::compare_reports(bigger, grown, 0.07)) ==
-          "Command  Before  After  Change\n"
-          "a         200 B  300 B  +50.0%  regression\n"
-          "b           0 B    7 B   +inf%  regression\n"
+    CHECK(max_rss::format_compare_table(max_rss::compare_reports(bigger, grown, above(0.07))) ==
+          "Command  Before  After  Change       Δ  p\n"
+          "a         200 B  300 B  +50.0%  +100 B  -  regression\n"
+          "b           0 B    7 B   +inf%    +7 B  -  regression\n"
           "\n"
-          "2 regressions above +7%.\n");
+          "2 regressions, 0 improvements (change above 7% and at least 0 B, p <= 0.05).\n");
 
     const std::vector<MeasuredPeak> other = {peak("c", 1)};
-    CHECK(max_rss::format_compare_table(max_rss::compare_reports(base, other, 0.05)) ==
-          "No regression above +5%.\n"
-          "Only in BASE: a\n"
-          "Only in BASE: b\n"
+    auto allowed = above(0.05);
+    allowed.allow_missing = true;
+    CHECK(max_rss::format_compare_table(max_rss::compare_reports(base, other, allowed)) ==
+          "No regression (change above 5% and at least 0 B, p <= 0.05).\n"
+          "Missing from NEW (allowed): a\n"
+          "Missing from NEW (allowed): b\n"
           "Only in NEW: c\n");
 }
 
 TEST_CASE("format_compare_table: aligns UTF-8 labels by code point", "[compare]") {
     const std::vector<MeasuredPeak> base = {peak("échø", 1), peak("abcdef", 1)};
-    CHECK(max_rss::format_compare_table(max_rss::compare_reports(base, base, 0.05)) ==
-          "Command  Before  After  Change\n"
-          "échø        1 B    1 B   +0.0%\n"
-          "abcdef      1 B    1 B   +0.0%\n"
+    CHECK(max_rss::format_compare_table(max_rss::compare_reports(base, base, above(0.05))) ==
+          "Command  Before  After  Change     Δ  p\n"
+          "échø        1 B    1 B   +0.0%  +0 B  -\n"
+          "abcdef      1 B    1 B   +0.0%  +0 B  -\n"
           "\n"
-          "No regression above +5%.\n");
+          "No regression (change above 5% and at least 0 B, p <= 0.05).\n");
 }

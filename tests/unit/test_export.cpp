@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 namespace fs = std::filesystem;
+using max_rss::BenchReport;
 using max_rss::BenchResult;
 using max_rss::BenchRun;
 using max_rss::ExportTarget;
@@ -60,6 +61,39 @@ std::vector<BenchResult> fixed_results() {
     return {plain, tricky, named};
 }
 
+// results with a fixed provenance, as every export carries one.
+BenchReport report_of(std::vector<BenchResult> results) {
+    BenchReport report;
+    report.provenance.max_rss_version = "0.1.0";
+    report.provenance.date = "2026-11-01T12:00:00Z";
+    report.provenance.kernel = "Linux 6.18.0";
+    report.provenance.machine = "x86_64";
+    report.provenance.cpu_count = 2;
+    report.provenance.runs = 4;
+    report.provenance.min_runs = 4;
+    report.provenance.max_runs = 4;
+    report.provenance.warmup = 1;
+    report.provenance.backend = "ptrace";
+    report.results = std::move(results);
+    return report;
+}
+
+// fixed_results() with CPU times, a parameter on the first, the second as
+// the --reference and a budget on the third.
+BenchReport fixed_report() {
+    std::vector<BenchResult> results = fixed_results();
+    for (BenchResult& result : results) {
+        for (size_t i = 0; i < result.runs.size(); ++i) {
+            result.runs[i].user_seconds = 0.125 * static_cast<double>(i + 1);
+            result.runs[i].system_seconds = 0.0625;
+        }
+    }
+    results[0].parameters = {{"mib", "100"}};
+    results[1].reference = true;
+    results[2].budget_bytes = 64 * MiB;
+    return report_of(std::move(results));
+}
+
 std::string read_file(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     REQUIRE(in);
@@ -92,27 +126,44 @@ std::string capture_stdout(Body body) {
 }  // namespace
 
 TEST_CASE("export_json matches tests/data/export/expected.json", "[export]") {
-    CHECK(max_rss::export_json(fixed_results()) == read_file(expected_path("expected.json")));
+    CHECK(max_rss::export_json(fixed_report()) == read_file(expected_path("expected.json")));
 }
 
 TEST_CASE("export_markdown matches tests/data/export/expected.md", "[export]") {
-    CHECK(max_rss::export_markdown(fixed_results()) == read_file(expected_path("expected.md")));
+    CHECK(max_rss::export_markdown(fixed_report()) == read_file(expected_path("expected.md")));
 }
 
 TEST_CASE("export_csv matches tests/data/export/expected.csv", "[export]") {
-    CHECK(max_rss::export_csv(fixed_results()) == read_file(expected_path("expected.csv")));
+    CHECK(max_rss::export_csv(fixed_report()) == read_file(expected_path("expected.csv")));
+}
+
+TEST_CASE("export_asciidoc matches tests/data/export/expected.adoc", "[export]") {
+    CHECK(max_rss::export_asciidoc(fixed_report()) == read_file(expected_path("expected.adoc")));
+}
+
+TEST_CASE("export_github_benchmark matches tests/data/export/expected.github-benchmark.json", "[export]") {
+    CHECK(max_rss::export_github_benchmark(fixed_report()) ==
+          read_file(expected_path("expected.github-benchmark.json")));
+}
+
+TEST_CASE("export_bencher matches tests/data/export/expected.bmf.json", "[export]") {
+    CHECK(max_rss::export_bencher(fixed_report()) == read_file(expected_path("expected.bmf.json")));
 }
 
 TEST_CASE("export_results dispatches on the format", "[export]") {
-    const auto results = fixed_results();
-    CHECK(max_rss::export_results(max_rss::ExportFormat::Json, results) == max_rss::export_json(results));
-    CHECK(max_rss::export_results(max_rss::ExportFormat::Markdown, results) == max_rss::export_markdown(results));
-    CHECK(max_rss::export_results(max_rss::ExportFormat::Csv, results) == max_rss::export_csv(results));
+    using max_rss::ExportFormat;
+    const auto report = fixed_report();
+    CHECK(max_rss::export_results(ExportFormat::Json, report) == max_rss::export_json(report));
+    CHECK(max_rss::export_results(ExportFormat::Markdown, report) == max_rss::export_markdown(report));
+    CHECK(max_rss::export_results(ExportFormat::Csv, report) == max_rss::export_csv(report));
+    CHECK(max_rss::export_results(ExportFormat::Asciidoc, report) == max_rss::export_asciidoc(report));
+    CHECK(max_rss::export_results(ExportFormat::GithubBenchmark, report) == max_rss::export_github_benchmark(report));
+    CHECK(max_rss::export_results(ExportFormat::Bencher, report) == max_rss::export_bencher(report));
 }
 
 TEST_CASE("export_json: the documented shape", "[export]") {
-    const auto json = nlohmann::json::parse(max_rss::export_json(fixed_results()));
-    CHECK(json["schema_version"] == 1);
+    const auto json = nlohmann::json::parse(max_rss::export_json(report_of(fixed_results())));
+    CHECK(json["schema_version"] == 2);
     CHECK(json["kind"] == "bench");
     REQUIRE(json["results"].size() == 3);
     const auto& plain = json["results"][0];
@@ -127,14 +178,22 @@ TEST_CASE("export_json: the documented shape", "[export]") {
 }
 
 TEST_CASE("exporters: no results", "[export]") {
-    const std::vector<BenchResult> none;
-    CHECK(max_rss::export_json(none) == "{\n  \"schema_version\": 1,\n  \"kind\": \"bench\",\n  \"results\": []\n}\n");
+    const BenchReport none = report_of({});
+    const auto json = nlohmann::json::parse(max_rss::export_json(none));
+    CHECK(json["results"] == nlohmann::json::array());
+    CHECK(json["provenance"]["kernel"] == "Linux 6.18.0");
     CHECK(max_rss::export_csv(none) ==
-          "command,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs,"
-          "degraded_runs,warnings\n");
+          "command,name,mean_bytes,stddev_bytes,median_bytes,min_bytes,max_bytes,ru_maxrss_median_bytes,runs,"
+          "degraded_runs,wall_mean_seconds,wall_stddev_seconds,wall_median_seconds,user_mean_seconds,"
+          "system_mean_seconds,max_rss_version,date,kernel,machine,cpu_count,warmup,backend,warnings\n");
     CHECK(max_rss::export_markdown(none) ==
-          "| Command | Peak mean ± σ [MiB] | Median [MiB] | Min [MiB] | Max [MiB] | ru_maxrss median [MiB] | Relative |\n"
-          "|:---|---:|---:|---:|---:|---:|---:|\n");
+          "| Command | Peak mean ± σ [MiB] | Median [MiB] | Min [MiB] | Max [MiB] | ru_maxrss median [MiB] | "
+          "Wall mean ± σ [s] | Relative |\n"
+          "|:---|---:|---:|---:|---:|---:|---:|---:|\n"
+          "\n_Measured with max_rss 0.1.0, 2026-11-01T12:00:00Z, Linux 6.18.0 x86_64, 2 CPUs, 4 runs, 1 warmup, "
+          "ptrace._\n");
+    CHECK(max_rss::export_github_benchmark(none) == "[]\n");
+    CHECK(max_rss::export_bencher(none) == "{}\n");
 }
 
 TEST_CASE("export_markdown: code spans survive backticks, pipes and line breaks", "[export]") {
@@ -142,7 +201,7 @@ TEST_CASE("export_markdown: code spans survive backticks, pipes and line breaks"
         BenchResult result;
         result.command = std::move(command);
         result.runs = {BenchRun{MiB, std::nullopt, 0, 1.0}};
-        const std::string table = max_rss::export_markdown(std::vector<BenchResult>{result});
+        const std::string table = max_rss::export_markdown(report_of({result}));
         const std::string row = table.substr(table.find("\n|:") + 1);
         const std::string data = row.substr(row.find('\n') + 1);
         return data.substr(2, data.find(" | 1.0 ± 0.0") - 2);
@@ -162,9 +221,9 @@ TEST_CASE("export_markdown: relative is n/a against a zero peak", "[export]") {
     results[0].runs = {BenchRun{0, std::nullopt, 0, 1.0}};
     results[1].command = "some";
     results[1].runs = {BenchRun{MiB, std::nullopt, 0, 1.0}};
-    const std::string table = max_rss::export_markdown(results);
-    CHECK(table.find("| `zero` | 0.0 ± 0.0 | 0.0 | 0.0 | 0.0 | n/a | 1.00 |\n") != std::string::npos);
-    CHECK(table.find("| `some` | 1.0 ± 0.0 | 1.0 | 1.0 | 1.0 | n/a | n/a |\n") != std::string::npos);
+    const std::string table = max_rss::export_markdown(report_of(results));
+    CHECK(table.find("| `zero` | 0.0 ± 0.0 | 0.0 | 0.0 | 0.0 | n/a | 1.000 ± 0.000 | 1.00 |\n") != std::string::npos);
+    CHECK(table.find("| `some` | 1.0 ± 0.0 | 1.0 | 1.0 | 1.0 | n/a | 1.000 ± 0.000 | n/a |\n") != std::string::npos);
 }
 
 TEST_CASE("export_csv: RFC 4180 quoting", "[export]") {
@@ -172,15 +231,16 @@ TEST_CASE("export_csv: RFC 4180 quoting", "[export]") {
         BenchResult result;
         result.command = std::move(command);
         result.runs = {BenchRun{1536, 1024, 0, 1.0}, BenchRun{1537, 1024, 0, 1.0}};
-        const std::string csv = max_rss::export_csv(std::vector<BenchResult>{result});
+        const std::string csv = max_rss::export_csv(report_of({result}));
         return csv.substr(csv.find('\n') + 1);
     };
-    CHECK(line_of("true") == "true,1536.5,0.7071067811865476,1536.5,1536,1537,1024,2,0,\n");
-    CHECK(line_of("a,b").starts_with("\"a,b\",1536.5,"));
-    CHECK(line_of("say \"hi\"").starts_with("\"say \"\"hi\"\"\",1536.5,"));
-    CHECK(line_of("a\nb").starts_with("\"a\nb\",1536.5,"));
-    CHECK(line_of(" x").starts_with("\" x\",1536.5,"));
-    CHECK(line_of("a | `b`").starts_with("a | `b`,1536.5,"));
+    CHECK(line_of("true") == "true,,1536.5,0.7071067811865476,1536.5,1536,1537,1024,2,0,1,0,1,0,0,"
+                             "0.1.0,2026-11-01T12:00:00Z,Linux 6.18.0,x86_64,2,1,ptrace,\n");
+    CHECK(line_of("a,b").starts_with("\"a,b\",,1536.5,"));
+    CHECK(line_of("say \"hi\"").starts_with("\"say \"\"hi\"\"\",,1536.5,"));
+    CHECK(line_of("a\nb").starts_with("\"a\nb\",,1536.5,"));
+    CHECK(line_of(" x").starts_with("\" x\",,1536.5,"));
+    CHECK(line_of("a | `b`").starts_with("a | `b`,,1536.5,"));
 }
 
 TEST_CASE("ExportTarget: write replaces the whole file each time", "[export]") {

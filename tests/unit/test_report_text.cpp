@@ -52,12 +52,14 @@ std::string report_text(const RunResult& r) {
     return out.str();
 }
 
-std::vector<BenchResult> bench_with_bad_bytes() {
+BenchReport bench_with_bad_bytes() {
     BenchResult result;
     result.command = "./tool " + bad_arg;
     result.name = "n\xFF";
     result.runs = {BenchRun{100, std::nullopt, 0, 0.5}};
-    return {result};
+    BenchReport report;
+    report.results = {result};
+    return report;
 }
 
 }  // namespace
@@ -91,8 +93,9 @@ TEST_CASE("run report: valid UTF-8 gets no *_base64 sibling", "[report][utf8]") 
 }
 
 TEST_CASE("bench exports: a command and a name that are not UTF-8", "[export][utf8]") {
-    const auto results = bench_with_bad_bytes();
-    const std::string exported = export_json(results);
+    const auto report = bench_with_bad_bytes();
+    const auto& results = report.results;
+    const std::string exported = export_json(report);
     REQUIRE(is_valid_utf8(exported));
     const json j = json::parse(exported);
     CHECK(j["results"][0]["command"] == "./tool caf" + fffd);
@@ -100,11 +103,11 @@ TEST_CASE("bench exports: a command and a name that are not UTF-8", "[export][ut
     CHECK(j["results"][0]["name"] == "n" + fffd);
     CHECK(base64_decode(j["results"][0]["name_base64"].get<std::string>()) == results[0].name);
     // Markdown is for reading: valid, with U+FFFD.
-    const std::string markdown = export_markdown(results);
+    const std::string markdown = export_markdown(report);
     CHECK(is_valid_utf8(markdown));
     CHECK(markdown.find("`n" + fffd + "`") != std::string::npos);
     // CSV is bytes: the command exactly as given.
-    CHECK(export_csv(results).find("\n./tool " + bad_arg + ",") != std::string::npos);
+    CHECK(export_csv(report).find("\n./tool " + bad_arg + ",n\xFF,") != std::string::npos);
 }
 
 TEST_CASE("plot: a command that is not UTF-8 still makes a valid UTF-8 page", "[plot][utf8]") {
@@ -122,9 +125,11 @@ TEST_CASE("compare reads the exact bytes back, so a run report pairs with a benc
     BenchResult bench;
     bench.command = shell_join(r.command);
     bench.runs = {BenchRun{2 << 20, std::nullopt, 0, 0.5}};
-    const auto from_bench = parse_report(export_json(std::vector<BenchResult>{bench}), "bench.json");
+    BenchReport report;
+    report.results = {bench};
+    const auto from_bench = parse_report(export_json(report), "bench.json");
     REQUIRE(from_bench.size() == 1);
     CHECK(from_bench[0].command == from_run[0].command);
-    const CompareResult result = compare_reports(from_run, from_bench, 0.05);
+    const CompareResult result = compare_reports(from_run, from_bench, CompareSettings{});
     CHECK(result.rows.size() == 1);
 }

@@ -41,19 +41,42 @@ std::vector<std::string> command_argv(const std::string& command, const std::opt
 // The loop
 
 // One command to benchmark, ready to run.
+// An unmeasured command run around the measured ones (--setup, --prepare,
+// --cleanup): as given, and what is executed.
+struct HelperCommand {
+    std::string command;            // empty when none
+    std::vector<std::string> argv;  // empty when none
+};
+
 struct BenchCommand {
-    std::string command;                    // as the user gave it
+    std::string command;                    // as run (parameters substituted)
     std::string name;                       // --command-name; empty when none
     std::vector<std::string> argv;          // what is executed
     std::string prepare;                    // --prepare as given; empty when none
     std::vector<std::string> prepare_argv;  // what is executed before each run
+    HelperCommand setup;                    // once before this command's first run (warmup included)
+    HelperCommand cleanup;                  // once after its last run
+    std::vector<BenchParameter> parameters;  // -L / --parameter-scan values of this command
+    bool reference = false;                 // --reference
+    std::optional<uint64_t> budget_bytes;   // --budget for it
 };
 
 struct BenchSettings {
-    unsigned runs = 5;    // measured runs per command, at least 1
+    // Measured runs per command, at least 1; 0: as many as fit in
+    // min_benchmark_seconds judged by the first measured run, from min_runs
+    // to max_runs (hyperfine's --min-runs/--max-runs).
+    unsigned runs = 5;
+    unsigned min_runs = 10;
+    unsigned max_runs = 1000000;
+    double min_benchmark_seconds = 3.0;
     unsigned warmup = 0;  // unrecorded runs before them
     bool ignore_failure = false;
 };
+
+// The measured runs of a command whose first run took first_run_seconds:
+// settings.runs when set, else ceil(min_benchmark_seconds / first_run_seconds)
+// within [min_runs, max_runs] (max_runs for a run that took no time).
+unsigned planned_runs(const BenchSettings& settings, double first_run_seconds);
 
 // One measured execution as the executor saw it.
 struct MeasuredRun {
@@ -96,14 +119,14 @@ struct BenchAborted : std::runtime_error {
 };
 
 struct BenchOutcome {
-    BenchResult result;  // with the tracer's warnings, each once, in order
+    BenchResult result;  // with the tracer's warnings, each once, in order; parameters, reference and budget copied
     unsigned failed_runs = 0;  // measured runs with a non-zero exit (ignored)
 };
 
-// Runs command's warmup runs, then its measured runs, each preceded by its
-// prepare command. Throws BenchAborted:
+// Runs command's setup command, its warmup runs, then its measured runs, each
+// preceded by its prepare command, then its cleanup command. Throws BenchAborted:
 //  - a run (warmup or measured) exits non-zero and !ignore_failure: its exit code;
-//  - the prepare command exits non-zero (always): its exit code;
+//  - the setup, prepare or cleanup command exits non-zero (always): its exit code;
 //  - a run or prepare is killed by SIGINT/SIGTERM/SIGHUP/SIGQUIT, or the
 //    executor reports an interruption (always): 128 + signal.
 // LaunchError from the executor passes through.

@@ -30,14 +30,25 @@ size_t count_degraded_runs(const BenchResult& result);
 // The ru_maxrss_bytes of the runs that have one; nullopt when none has.
 std::optional<Summary> summarize_ru_maxrss_bytes(const BenchResult& result);
 
-// summarize_peak_bytes() of each result, and the index of the one with the
-// smallest mean (the reference that "times more memory" is relative to; the
-// first of equals; 0 for no results).
+// The wall_seconds, user_seconds and system_seconds of every run of result.
+Summary summarize_wall_seconds(const BenchResult& result);
+Summary summarize_user_seconds(const BenchResult& result);
+Summary summarize_system_seconds(const BenchResult& result);
+
+// summarize_peak_bytes() of each result, and the index of the reference that
+// "times more memory" is relative to: the --reference result when there is
+// one, else the one with the smallest mean (the first of equals; 0 for no
+// results).
 struct PeakSummaries {
     std::vector<Summary> peaks;
     size_t reference = 0;
 };
 PeakSummaries summarize_peaks(std::span<const BenchResult> results);
+
+// Where each result goes (indexes into results) in a table (for_summary
+// false) or in the closing summary (true), under sort. Stable: equals keep
+// the order the commands were given.
+std::vector<size_t> result_order(std::span<const BenchResult> results, BenchSort sort, bool for_summary);
 
 // "A used value ± stddev times the memory of B".
 struct Ratio {

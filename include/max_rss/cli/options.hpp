@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace max_rss::cli {
 
@@ -44,6 +45,12 @@ CLI::Validator path_value();
 CLI::Validator count_value(unsigned minimum, unsigned maximum);
 // "ptrace" or "sample" (backends/backend.hpp).
 CLI::Validator backend_value();
+// A probability strictly between 0 and 1 ("0.05"), for --significance.
+CLI::Validator probability_value();
+// A baseline name (bench/baseline.hpp): letters, digits, '.', '_', '-'.
+CLI::Validator baseline_name_value();
+// One of choices, for options such as --sort: "'x' is not one of a, b, c".
+CLI::Validator choice_value(std::vector<std::string> choices);
 
 // The shortest sampling interval: each snapshot reads every live process, and
 // much shorter periods starve the tracer (1ns: 16 s to start /bin/true).
@@ -53,6 +60,7 @@ inline constexpr int64_t kMinIntervalNs = 1'000'000;
 uint64_t size_bytes(const std::string& text);
 int64_t duration_ns(const std::string& text);
 double percent_fraction(const std::string& text);
+double probability(const std::string& text);
 BackendKind backend_of(const std::string& name);
 
 // `max_rss bnech` would run a program called bnech: when name is not a

@@ -38,9 +38,11 @@ std::string format_bench_header(size_t number, const BenchResult& result, bool c
 // The statistics of one command, aligned like hyperfine's:
 //   "  Peak (mean ± σ):    101.2 MiB ±    0.1 MiB    [ru_maxrss: 101.3 MiB]\n"
 //   "  Range (min … max):  101.1 MiB …  101.4 MiB    5 runs\n"
+//   "  Time (mean ± σ):     0.038 s ±    0.002 s    [User: 0.011 s, System: 0.026 s]\n"
 // All four sizes use the unit that suits the mean (B, KiB, MiB, ...), one
 // decimal (none for bytes). The ru_maxrss bracket (its mean) is left out when
-// no run has one. A single run prints "  Peak (abs ≡):" and no Range line.
+// no run has one. Times are wall seconds, user and system CPU means. A single
+// run prints "  Peak (abs ≡):" and "  Time (abs ≡):" and no Range line.
 // Nothing for a result without runs.
 std::string format_bench_statistics(const BenchResult& result, bool color);
 
@@ -57,13 +59,14 @@ std::string format_bench_warnings(const BenchResult& result, unsigned failed_run
 // when no run of result was degraded. Also what the Markdown export says.
 std::string describe_degraded_runs(const BenchResult& result);
 
-// The closing comparison of several commands, against the one with the
-// smallest mean peak:
+// The closing comparison of several commands, against the reference (the
+// --reference command, else the smallest mean peak), in --sort's summary order:
 //   "Summary\n"
 //   "  touch 100 used 1.98 ± 0.01 times more memory than touch 50\n"
-// Empty for fewer than two results. When the smallest mean peak is 0 there
+//   "  touch 10 used 5.02 ± 0.03 times less memory than touch 50\n"   (below a --reference)
+// Empty for fewer than two results. When the reference's mean peak is 0 there
 // is no ratio: "  no ratios: NAME's peak is 0 B\n".
-std::string format_bench_summary(std::span<const BenchResult> results, bool color);
+std::string format_bench_summary(std::span<const BenchResult> results, BenchSort sort, bool color);
 
 // One progress line (no line end), at most about 80 columns, a 20-cell bar:
 //   "Warmup        2/3  █████████████░░░░░░░  ETA 00:00:01"
@@ -73,7 +76,7 @@ std::string format_bench_summary(std::span<const BenchResult> results, bool colo
 std::string format_progress_line(const BenchProgress& progress, bool color);
 
 // "max_rss: over budget: NAME: median peak 101.2 MiB exceeds --budget 50.0 MiB\n"
-// for every result whose median peak is above budget_bytes; empty if none.
-std::string format_budget_violations(std::span<const BenchResult> results, uint64_t budget_bytes);
+// for every result whose median peak is above its budget_bytes; empty if none.
+std::string format_budget_violations(std::span<const BenchResult> results);
 
 }  // namespace max_rss

@@ -30,6 +30,10 @@ struct MeasuredPeak {
     // may be low. A run report is one run; a bench export says how many.
     size_t degraded_runs = 0;
     size_t runs = 1;
+    // Each run's tree peak (a bench export's "memory_usage_byte", schema 2),
+    // for compare's significance test; empty when the report has none (a run
+    // report, or a schema 1 export).
+    std::vector<double> run_peaks_bytes;
 };
 
 // A run report's command is named by shell_join() (util/text.hpp), so that
@@ -53,7 +57,9 @@ inline constexpr uint64_t kMaxReportValues = 1'000'000;      // values kept
 //  - "kind": "run": one entry: shell_join("command") and "peak"."tree_bytes".
 //  - "kind": "bench": one entry per "results"[i]: "command", "name" (string or
 //    null/absent) and "peak_bytes"."median" (rounded to a whole byte).
-//  "schema_version" must be a version this max_rss reads (1).
+//  "schema_version" must be a version this max_rss reads (1 for run
+//  reports; 1 or 2 for bench exports, whose "memory_usage_byte" array, when
+//  present, gives run_peaks_bytes).
 //  degraded_runs: a run report's "degraded" (true: 1 of 1), a bench result's
 //  "degraded_runs" (of the size of its "runs").
 //  Texts are read with get_text()/get_texts(): the exact bytes of
