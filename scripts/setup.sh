@@ -10,6 +10,10 @@ want_tests=0
 [[ "${1:-}" == "--test" ]] && want_tests=1
 
 packages=(g++ cmake make libcli11-dev libspdlog-dev nlohmann-json3-dev)
+# The eBPF backend (--backend ebpf): clang compiles the kernel side, bpftool
+# generates vmlinux.h and the skeleton, libbpf loads it (Debian 12 names;
+# pkg-config finds libbpf). Without them max_rss builds without the backend.
+packages+=(clang libbpf-dev bpftool pkg-config)
 if (( want_tests )); then
   # chromium renders the --plot page in a test; strace is compared against in bench/.
   packages+=(catch2 chromium fonts-liberation strace time)

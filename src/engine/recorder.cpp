@@ -267,7 +267,13 @@ void Recorder::measure_image(pid_t tid, uint32_t index, bool final_exit) {
     if (final_exit) proc.at_exit = procfs::make_breakdown(status, smaps);
 }
 
+void Recorder::tree_total_seen(int64_t t_ns, uint64_t total_bytes) {
+    snapshot_peak_bytes_ = std::max(snapshot_peak_bytes_, total_bytes);
+    append_bounded(result_.timeline, TimelinePoint{t_ns, total_bytes, {}}, options_.max_timeline_points);
+}
+
 void Recorder::snapshot(std::optional<std::pair<pid_t, uint64_t>> floor) {
+    if (totals_from_backend_) return;
     auto& live = table_.live_processes();
     const int64_t t = now_ns();
     const int64_t gap = policy::snapshot_gap_ns(0, last_snapshot_cost_ns_);

@@ -42,7 +42,7 @@ CLI::Validator duration_value(int64_t minimum_ns);
 CLI::Validator percent_value();
 CLI::Validator path_value();
 CLI::Validator count_value(unsigned minimum, unsigned maximum);
-// "ptrace" or "sample" (backends/backend.hpp).
+// "ptrace", "sample" or "ebpf" (backends/backend.hpp).
 CLI::Validator backend_value();
 
 // The shortest sampling interval: each snapshot reads every live process, and

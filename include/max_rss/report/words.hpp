@@ -20,7 +20,7 @@ std::string describe(const Degradation& degradation);
 // "snapshots", "overlapping-image-peaks", "degraded-sampling".
 const char* peak_method_name(PeakMethod method);
 
-// "ptrace", "sample": as --backend takes them.
+// "ptrace", "sample", "ebpf": as --backend takes them.
 const char* backend_name(BackendKind kind);
 
 }  // namespace max_rss
