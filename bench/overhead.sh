@@ -13,7 +13,8 @@
 # in alternation A B A B ... ROUNDS times (after one unmeasured warm-up of each), and
 # reports the median of the pairwise ratios B/A with their min and max, plus the
 # median untraced wall time. Tools:
-#   max_rss  $BUILD_DIR/max_rss -q -- LOAD ARGS                        (if built)
+#   max_rss  $BUILD_DIR/max_rss -q -- LOAD ARGS                        (if built; the ptrace backend)
+#   ebpf     $BUILD_DIR/max_rss -q --backend ebpf -- LOAD ARGS         (if built with it and it loads here)
 #   strace   strace -f --seccomp-bpf -e trace=none -o /dev/null LOAD   (if installed)
 #   time     /usr/bin/time -o /dev/null LOAD                           (if installed)
 # Loads come from $BUILD_DIR/bench-loads (target max_rss_bench_loads).
@@ -65,6 +66,10 @@ done
 
 TOOLS=()
 if [[ -x $BUILD/max_rss ]]; then TOOLS+=(max_rss); else echo "overhead.sh: $BUILD/max_rss not built; skipping it" >&2; fi
+if [[ -x $BUILD/max_rss ]]; then
+  if why=$("$BUILD/max_rss" -q --backend ebpf -- true 2>&1); then TOOLS+=(ebpf)
+  else echo "overhead.sh: skipped: ebpf: ${why#max_rss: }" >&2; fi
+fi
 if command -v strace >/dev/null 2>&1; then TOOLS+=(strace); else echo "overhead.sh: strace not installed; skipping it" >&2; fi
 if [[ -x /usr/bin/time ]]; then TOOLS+=(time); else echo "overhead.sh: /usr/bin/time not installed; skipping it" >&2; fi
 [[ ${#TOOLS[@]} -gt 0 ]] || { echo "overhead.sh: no tool to measure" >&2; exit 1; }
@@ -105,6 +110,7 @@ traced_cmd() {
   local tool=$1; shift
   case $tool in
     max_rss) CMD=("$BUILD/max_rss" -q -- "$@") ;;
+    ebpf)    CMD=("$BUILD/max_rss" -q --backend ebpf -- "$@") ;;
     strace)  CMD=(strace -f --seccomp-bpf -e trace=none -o /dev/null "$@") ;;
     time)    CMD=(/usr/bin/time -o /dev/null "$@") ;;
   esac
@@ -118,7 +124,7 @@ stats() {
           printf "%.6f %.6f %.6f\n", m, v[1], v[NR] }'
 }
 
-ROWS=()   # "label|tool|median|min|max|untraced_ms"
+ROWS=()   # "label|tool|median|min|max|untraced_ms|traced_ms"
 for spec in "${LOADS[@]}"; do
   label=${spec%%|*}
   read -r -a load <<<"${spec#*|}"
@@ -128,32 +134,34 @@ for spec in "${LOADS[@]}"; do
     echo "overhead.sh: $label: ${load[*]##*/} under $tool, $ROUNDS rounds" >&2
     run_timed "${load[@]}"    # warm-up, not measured
     run_timed "${CMD[@]}"
-    ratios=() bases=()
+    ratios=() bases=() traced=()
     for ((r = 0; r < ROUNDS; r++)); do
       run_timed "${load[@]}"; a=$ELAPSED_US
       run_timed "${CMD[@]}"; b=$ELAPSED_US
       ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.6f", (a > 0 ? b / a : 0) }')")
       bases+=("$a")
+      traced+=("$b")
     done
     read -r med mn mx < <(printf '%s\n' "${ratios[@]}" | stats)
     read -r bmed _ _ < <(printf '%s\n' "${bases[@]}" | stats)
-    ROWS+=("$label|$tool|$med|$mn|$mx|$(awk -v u="$bmed" 'BEGIN { printf "%.1f", u / 1000 }')")
+    read -r tmed _ _ < <(printf '%s\n' "${traced[@]}" | stats)
+    ROWS+=("$label|$tool|$med|$mn|$mx|$(awk -v u="$bmed" 'BEGIN { printf "%.1f", u / 1000 }')|$(awk -v u="$tmed" 'BEGIN { printf "%.1f", u / 1000 }')")
   done
 done
 
 echo
-printf '%-26s %-8s %12s %8s %8s %14s\n' load tool "median ratio" min max "untraced ms"
+printf '%-26s %-8s %12s %8s %8s %14s %12s\n' load tool "median ratio" min max "untraced ms" "traced ms"
 for row in "${ROWS[@]}"; do
-  IFS='|' read -r label tool med mn mx ms <<<"$row"
-  printf '%-26s %-8s %11.3fx %7.3fx %7.3fx %14s\n' "$label" "$tool" "$med" "$mn" "$mx" "$ms"
+  IFS='|' read -r label tool med mn mx ms tms <<<"$row"
+  printf '%-26s %-8s %11.3fx %7.3fx %7.3fx %14s %12s\n' "$label" "$tool" "$med" "$mn" "$mx" "$ms" "$tms"
 done
 
 echo
 echo "Overhead ($ROUNDS alternating rounds; ratio = traced / untraced wall time)"
 echo
-echo "| load | tool | median ratio | min | max | untraced median (ms) |"
-echo "|---|---|---:|---:|---:|---:|"
+echo "| load | tool | median ratio | min | max | untraced median (ms) | traced median (ms) |"
+echo "|---|---|---:|---:|---:|---:|---:|"
 for row in "${ROWS[@]}"; do
-  IFS='|' read -r label tool med mn mx ms <<<"$row"
-  printf '| %s | %s | %.3fx | %.3fx | %.3fx | %s |\n' "$label" "$tool" "$med" "$mn" "$mx" "$ms"
+  IFS='|' read -r label tool med mn mx ms tms <<<"$row"
+  printf '| %s | %s | %.3fx | %.3fx | %.3fx | %s | %s |\n' "$label" "$tool" "$med" "$mn" "$mx" "$ms" "$tms"
 done

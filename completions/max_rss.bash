@@ -9,14 +9,29 @@
 
 _max_rss_run_opts='-o --output -q --quiet -v --verbose --interval --plot --backend --tree --cgroup --budget
   -h --help -V --version'
-_max_rss_bench_opts='-r --runs -w --warmup -n --command-name -p --prepare -S --shell -N --backend
-  -i --ignore-failure --show-output --style --export-json --export-markdown --export-csv --budget -h --help'
-_max_rss_compare_opts='-t --threshold -h --help'
+_max_rss_bench_opts='-r --runs -m --min-runs -M --max-runs -w --warmup -n --command-name -s --setup
+  -p --prepare -c --cleanup -P --parameter-scan -D --parameter-step-size -L --parameter-list --reference
+  --sort -S --shell -N --backend -i --ignore-failure --show-output --style --export-json --export-markdown
+  --export-asciidoc --export-csv --export-github-benchmark --export-bencher --budget --save-baseline
+  --compare-baseline -h --help'
+_max_rss_compare_opts='-t --threshold --min-change --significance --allow-missing --markdown --json
+  --baseline -h --help'
 # Options that take a value in the next word (or after '=').
 _max_rss_run_valued='-o --output --interval --plot --backend --budget'
-_max_rss_bench_valued='-r --runs -w --warmup -n --command-name -p --prepare -S --shell --backend --style
-  --export-json --export-markdown --export-csv --budget'
-_max_rss_compare_valued='-t --threshold'
+_max_rss_bench_valued='-r --runs -m --min-runs -M --max-runs -w --warmup -n --command-name -s --setup
+  -p --prepare -c --cleanup -P --parameter-scan -D --parameter-step-size -L --parameter-list --reference
+  --sort -S --shell --backend --style --export-json --export-markdown --export-asciidoc --export-csv
+  --export-github-benchmark --export-bencher --budget --save-baseline --compare-baseline'
+_max_rss_compare_valued='-t --threshold --min-change --significance --markdown --json --baseline'
+
+# How many words of value valued option $1 takes: NAME MIN MAX, NAME VALUES, or one.
+_max_rss_arity() {
+    case $1 in
+        -P | --parameter-scan) echo 3 ;;
+        -L | --parameter-list) echo 2 ;;
+        *) echo 1 ;;
+    esac
+}
 
 # Whether word $1 is one of the words of $2.
 _max_rss_in() {
@@ -35,10 +50,22 @@ _max_rss_files() {
     mapfile -t COMPREPLY < <(compgen -f -- "$1")
 }
 
+# The names of the saved baselines (bench --save-baseline NAME).
+_max_rss_baselines() {
+    local dir=${MAX_RSS_BASELINE_DIR:-.max_rss/baselines} file names=()
+    for file in "$dir"/*.json; do
+        [[ -f $file ]] && file=${file##*/} && names+=("${file%.json}")
+    done
+    mapfile -t COMPREPLY < <(compgen -W "${names[*]}" -- "$1")
+}
+
 # Completes the value of option $1 (the word being completed is $2).
 _max_rss_value() {
     case $1 in
-        -o | --output | --plot | --export-json | --export-markdown | --export-csv) _max_rss_files "$2" ;;
+        -o | --output | --plot | --export-json | --export-markdown | --export-asciidoc | --export-csv | \
+            --export-github-benchmark | --export-bencher | --markdown | --json) _max_rss_files "$2" ;;
+        --save-baseline | --compare-baseline | --baseline) _max_rss_baselines "$2" ;;
+        --sort) mapfile -t COMPREPLY < <(compgen -W 'auto command mean-peak mean-time' -- "$2") ;;
         --backend) mapfile -t COMPREPLY < <(compgen -W 'ptrace sample ebpf' -- "$2") ;;
         --style) mapfile -t COMPREPLY < <(compgen -W 'auto basic full nocolor color none' -- "$2") ;;
         -S | --shell)
@@ -46,7 +73,7 @@ _max_rss_value() {
             shells=$(grep -s '^/' /etc/shells)
             mapfile -t COMPREPLY < <(compgen -W "none $shells" -- "$2")
             ;;
-        -p | --prepare) _max_rss_commands "$2" ;;
+        -s | --setup | -p | --prepare | -c | --cleanup | --reference) _max_rss_commands "$2" ;;
         *) COMPREPLY=() ;;  # a number, a size, a duration, a name: nothing to offer
     esac
 }
@@ -77,11 +104,21 @@ _max_rss() {
             continue
         fi
         if ((!dashdash)) && [[ $word == -* ]]; then
-            local valued_var=_max_rss_${mode}_valued
-            if _max_rss_in "$word" "${!valued_var}" && [[ ${COMP_WORDS[i + 1]} != = ]]; then
-                ((i++))  # its value
+            local valued_var=_max_rss_${mode}_valued arity
+            if _max_rss_in "$word" "${!valued_var}"; then
+                arity=$(_max_rss_arity "$word")
+                [[ ${COMP_WORDS[i + 1]} == = ]] && ((arity++))  # --opt=value: '=' is a word
+                if ((i + arity >= COMP_CWORD)); then
+                    # The cursor is in this option's value; only -P's and -L's
+                    # later words (numbers, values) get nothing.
+                    if ((i + 1 == COMP_CWORD)); then
+                        _max_rss_value "$word" "$cur"
+                    fi
+                    return
+                fi
+                ((i += arity))  # its value(s)
             elif [[ ${COMP_WORDS[i + 1]} == = ]]; then
-                ((i += 2))  # --opt=value
+                ((i += 2))  # --flag=value
             fi
             continue
         fi

@@ -11,6 +11,10 @@ want_tests=0
 
 # dpkg-dev and file: `cpack -G DEB` computes the .deb's dependencies with them.
 packages=(g++ cmake make libcli11-dev libspdlog-dev nlohmann-json3-dev dpkg-dev file)
+# The eBPF backend (--backend ebpf): clang compiles the kernel side, bpftool
+# generates vmlinux.h and the skeleton, libbpf loads it (Debian 12 names;
+# pkg-config finds libbpf). Without them max_rss builds without the backend.
+packages+=(clang libbpf-dev bpftool pkg-config)
 if (( want_tests )); then
   # chromium renders the --plot page in a test; strace is compared against in bench/.
   # python3-jsonschema checks bench exports against docs/bench-schema.json.

@@ -178,6 +178,9 @@ struct Warning {
         StrictSeccomp,      // pid asked for seccomp strict mode: refused (error) under ptrace
         SurvivorsKilled,    // max_rss was asked to stop after the command ended: bytes = how
                             // many processes it started still ran, and were killed
+        EventsLost,         // eBPF: bytes = kernel records the ring buffer had no room for
+        CowBounds,          // eBPF: copy-on-write copies could not be followed: the tree
+                            // peak (bytes) is a lower bound, other_bytes an upper one
     };
     Kind kind = Kind::Unmeasured;
     pid_t pid = 0;
@@ -193,6 +196,7 @@ struct Warning {
 enum class BackendKind : uint8_t {
     Ptrace,  // stops each task at its birth, exec and exit (default; no privileges)
     Sample,  // no ptrace: samples /proc and waits for what it can
+    Ebpf,    // kernel events (BPF): nobody stopped; needs root (or CAP_BPF + CAP_PERFMON) and BTF
 };
 
 // Why a run was not traced (RunResult::degraded).

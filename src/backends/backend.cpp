@@ -4,11 +4,13 @@ namespace max_rss {
 
 std::unique_ptr<Backend> make_ptrace_backend();
 std::unique_ptr<Backend> make_sample_backend();
+std::unique_ptr<Backend> make_ebpf_backend();  // backends/ebpf/, or a refusal when not built
 
 std::unique_ptr<Backend> make_backend(BackendKind kind) {
     switch (kind) {
         case BackendKind::Ptrace: return make_ptrace_backend();
         case BackendKind::Sample: return make_sample_backend();
+        case BackendKind::Ebpf: return make_ebpf_backend();
     }
     return make_ptrace_backend();
 }

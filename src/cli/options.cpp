@@ -105,8 +105,8 @@ CLI::Validator path_value() {
 CLI::Validator backend_value() {
     return CLI::Validator(
         [](std::string& text) -> std::string {
-            if (text == "ptrace" || text == "sample") return {};
-            return fmt::format("'{}' is not a backend (try ptrace, sample)", text);
+            if (text == "ptrace" || text == "sample" || text == "ebpf") return {};
+            return fmt::format("'{}' is not a backend (try ptrace, sample, ebpf)", text);
         },
         "NAME", "backend");
 }
@@ -159,7 +159,8 @@ CLI::Validator choice_value(std::vector<std::string> choices) {
 BackendKind backend_of(const std::string& name) {
     if (name == "ptrace") return BackendKind::Ptrace;
     if (name == "sample") return BackendKind::Sample;
-    throw UsageError(fmt::format("'{}' is not a backend (try ptrace, sample)", name));
+    if (name == "ebpf") return BackendKind::Ebpf;
+    throw UsageError(fmt::format("'{}' is not a backend (try ptrace, sample, ebpf)", name));
 }
 
 namespace {

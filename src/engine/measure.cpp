@@ -18,8 +18,11 @@ RunResult measure(const MeasureOptions& options) {
     constexpr int64_t kHousekeepingNs = 100'000'000;
     const int64_t tick_ns = options.sample_interval_ns > 0 ? std::min(options.sample_interval_ns, kHousekeepingNs)
                                                           : kHousekeepingNs;
+    // Made first: a backend that cannot work here refuses before anything else.
+    std::unique_ptr<Backend> backend = make_backend(options.backend);
     os::SignalHub signals({options.forward_signals, tick_ns});
-    ProcProbe probe;
+    ProcProbe proc_probe;
+    MemoryProbe& probe = backend->probe() ? *backend->probe() : proc_probe;
     Recorder recorder({options.argv, options.sample_interval_ns, 2048}, probe);
 
     std::string why_not;
@@ -34,7 +37,7 @@ RunResult measure(const MeasureOptions& options) {
     };
     RunContext context{options.argv, options.sample_interval_ns, recorder, signals, join_cgroup};
     try {
-        make_backend(options.backend)->run(context);
+        backend->run(context);
     } catch (const TracerError& e) {
         recorder.fail(e.what());
     }

@@ -292,7 +292,13 @@ void Recorder::measure_image(pid_t tid, uint32_t index, bool final_exit) {
     if (final_exit) proc.at_exit = procfs::make_breakdown(status, smaps);
 }
 
+void Recorder::tree_total_seen(int64_t t_ns, uint64_t total_bytes) {
+    tally_.best_bytes = std::max(tally_.best_bytes.value_or(0), total_bytes);
+    append_bounded(result_.timeline, TimelinePoint{t_ns, total_bytes, {}}, options_.max_timeline_points);
+}
+
 void Recorder::snapshot(SnapshotCause cause) {
+    if (totals_from_backend_) return;
     auto& live = table_.live_processes();
     if (live.empty()) return;
     const int64_t t = now_ns();

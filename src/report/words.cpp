@@ -29,6 +29,17 @@ std::string describe(const Warning& w) {
                 "pid {} asked for seccomp strict mode: refused ({}) under the ptrace backend, whose seccomp filter "
                 "cannot be combined with it; --backend sample measures it untouched",
                 w.pid, std::strerror(w.error));
+        case Warning::Kind::EventsLost:
+            return fmt::format(
+                "{} kernel event record{} lost (the eBPF ring buffer was full): processes or images may be missing; "
+                "the tree peak, kept in the kernel, is not affected",
+                w.bytes, w.bytes == 1 ? " was" : "s were");
+        case Warning::Kind::CowBounds:
+            return fmt::format(
+                "copy-on-write pages of forked children could not be followed on this kernel (fentry refused): the "
+                "tree peak {} KiB is a lower bound (their copies are not counted); counting every shared page once "
+                "per process gives {} KiB, an upper bound",
+                w.bytes >> 10, w.other_bytes >> 10);
     }
     return "unknown warning";
 }
@@ -77,8 +88,8 @@ std::string describe_inexact(InexactReason reason) {
             return "some moments where memory fell were not measured: measuring each would have cost too much of "
                    "the run (a very wide tree)";
         case InexactReason::FamiliesUnresolved:
-            return "copy-on-write pages shared by forked processes were not counted exactly at every moment "
-                   "(too costly)";
+            return "copy-on-write pages shared by forked processes could not be counted exactly at every "
+                   "moment (too costly here, or not visible to the backend)";
     }
     return "";
 }
@@ -87,6 +98,7 @@ const char* backend_name(BackendKind kind) {
     switch (kind) {
         case BackendKind::Ptrace: return "ptrace";
         case BackendKind::Sample: return "sample";
+        case BackendKind::Ebpf: return "ebpf";
     }
     return "unknown";
 }

@@ -384,5 +384,5 @@ TEST_CASE("backend option: sample measures without ptrace, says so, and is not d
     CHECK(peak_mib <= 102.5);
     const Output bad = run_max_rss({"--backend", "gdb", "--", "true"});
     CHECK(bad.exit_code == 2);
-    CHECK(bad.err == "max_rss: --backend: 'gdb' is not a backend (try ptrace, sample)\n");
+    CHECK(bad.err == "max_rss: --backend: 'gdb' is not a backend (try ptrace, sample, ebpf)\n");
 }

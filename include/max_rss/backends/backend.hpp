@@ -37,8 +37,13 @@ public:
     // was recorded so far stays in the recorder). Either way nothing it
     // started is left running or stopped.
     virtual void run(RunContext& context) = 0;
+    // Where the engine reads memory at each event: nullptr for /proc
+    // (ProcProbe); the eBPF backend hands over what the kernel recorded.
+    virtual MemoryProbe* probe() { return nullptr; }
 };
 
+// Throws LaunchError when the backend cannot work here (eBPF without the
+// privilege, BTF or build support): before anything is started.
 std::unique_ptr<Backend> make_backend(BackendKind kind);
 
 }  // namespace max_rss

@@ -43,7 +43,7 @@ CLI::Validator duration_value(int64_t minimum_ns);
 CLI::Validator percent_value();
 CLI::Validator path_value();
 CLI::Validator count_value(unsigned minimum, unsigned maximum);
-// "ptrace" or "sample" (backends/backend.hpp).
+// "ptrace", "sample" or "ebpf" (backends/backend.hpp).
 CLI::Validator backend_value();
 // A probability strictly between 0 and 1 ("0.05"), for --significance.
 CLI::Validator probability_value();

@@ -25,6 +25,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -99,6 +100,16 @@ public:
     void warn(Warning warning) { result_.warnings.push_back(std::move(warning)); }
     void degrade(Degradation degradation);
     void set_backend(BackendKind kind) { result_.backend = kind; }
+    // The backend measures the tree's total itself (eBPF: at every counter
+    // change, in the kernel): no snapshot is taken from the probe, and
+    // tree_total_seen() records the backend's figures instead.
+    void totals_from_backend() { totals_from_backend_ = true; }
+    void tree_total_seen(int64_t t_ns, uint64_t total_bytes);
+    // The backend could not count copy-on-write copies exactly: the tree may
+    // have held up to upper_bytes (the peak becomes a lower bound if above it).
+    void tree_upper_bound(uint64_t upper_bytes) {
+        tally_.unresolved_upper_bytes = std::max(tally_.unresolved_upper_bytes, upper_bytes);
+    }
     // max_rss itself failed (what): the run is reported as far as it went.
     void fail(std::string what) { result_.internal_error = std::move(what); }
     void set_cgroup_peak(std::optional<uint64_t> bytes) { cgroup_peak_bytes_ = bytes; }
@@ -137,6 +148,7 @@ private:
     ProcessTable table_;
     pid_t root_pid_ = 0;
     bool root_exited_ = false;
+    bool totals_from_backend_ = false;
     uint32_t next_serial_ = 1;
     std::optional<uint64_t> cgroup_peak_bytes_;
     SnapshotTally tally_;

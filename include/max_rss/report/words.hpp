@@ -23,7 +23,7 @@ const char* inexact_reason_name(InexactReason reason);
 // Why the tree peak is a bound, in words ("" when it is exact).
 std::string describe_inexact(InexactReason reason);
 
-// "ptrace", "sample": as --backend takes them.
+// "ptrace", "sample", "ebpf": as --backend takes them.
 const char* backend_name(BackendKind kind);
 
 }  // namespace max_rss

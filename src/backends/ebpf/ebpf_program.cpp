@@ -1,0 +1,181 @@
+#include "ebpf_program.hpp"
+
+#include <max_rss/errors.hpp>
+#include <max_rss/exit_codes.hpp>
+#include <max_rss/util/log.hpp>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <malloc.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+// The generated skeleton is C; its code is not ours to warn about.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
+#pragma GCC diagnostic ignored "-Wpedantic"
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#include "max_rss.skel.h"
+#pragma GCC diagnostic pop
+
+namespace max_rss::ebpf {
+namespace {
+
+constexpr const char* kWhatToDo =
+    "run max_rss as root (or with CAP_BPF and CAP_PERFMON), or use --backend ptrace";
+
+// libbpf's own messages go to the log (-v), not to the user's terminal.
+int libbpf_print(enum libbpf_print_level level, const char* format, va_list args) {
+    if (level == LIBBPF_DEBUG && !log::enabled(log::Level::trace)) return 0;
+    static char line[1 << 16];
+    std::vsnprintf(line, sizeof line, format, args);
+    std::string text(line);
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    log::debug("libbpf: {}", text);
+    return 0;
+}
+
+[[noreturn]] void unavailable(const std::string& why) {
+    throw LaunchError("--backend ebpf cannot run here: " + why, exit_code::internal_error);
+}
+
+std::string load_failure(int error) {
+    // As root, EPERM/EACCES is the kernel (verifier, LSM) refusing, not a privilege.
+    if ((error == EPERM || error == EACCES) && ::geteuid() != 0)
+        return std::string("loading the BPF program was refused (") + std::strerror(error) + "): " + kWhatToDo;
+    return std::string("the kernel refused the BPF program (") + std::strerror(error) +
+           "; max_rss -v says more): use --backend ptrace";
+}
+
+// The attach points without which copy-on-write pages cannot be counted once.
+bool is_cow_program(const bpf_program* prog, const max_rss_bpf* skel) {
+    return prog == skel->progs.on_remove_rmap_ptes || prog == skel->progs.on_remove_rmap_pmd ||
+           prog == skel->progs.on_exit_mmap;
+}
+
+}  // namespace
+
+struct BpfProgram::Impl {
+    max_rss_bpf* skel = nullptr;
+    ring_buffer* ring = nullptr;
+    std::vector<bpf_link*> links;
+
+    ~Impl() {
+        if (ring) ring_buffer__free(ring);
+        for (bpf_link* link : links) bpf_link__destroy(link);
+        if (skel) max_rss_bpf__destroy(skel);
+    }
+    // Opens and loads; with_cow false leaves the copy-on-write hooks out.
+    int open_and_load(bool with_cow) {
+        skel = max_rss_bpf__open();
+        if (!skel) return errno ? errno : EINVAL;
+        const int cpus = libbpf_num_possible_cpus();
+        skel->rodata->nr_cpus = cpus > 0 ? static_cast<__u32>(cpus) : 1;
+        skel->rodata->guard_tgid = static_cast<__u32>(::getpid());
+        bpf_program* prog = nullptr;
+        bpf_object__for_each_program(prog, skel->obj) {
+            if (!with_cow && is_cow_program(prog, skel)) bpf_program__set_autoload(prog, false);
+        }
+        const int r = max_rss_bpf__load(skel);
+        if (r != 0) {
+            max_rss_bpf__destroy(skel);
+            skel = nullptr;
+            return -r;
+        }
+        return 0;
+    }
+};
+
+BpfProgram::BpfProgram(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+BpfProgram::~BpfProgram() = default;
+
+std::unique_ptr<BpfProgram> BpfProgram::load() {
+    libbpf_set_print(libbpf_print);
+    if (::access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+        unavailable("this kernel has no BTF (/sys/kernel/btf/vmlinux: " + std::string(std::strerror(errno)) +
+                    "; it needs CONFIG_DEBUG_INFO_BTF): use --backend ptrace");
+    auto impl = std::make_unique<Impl>();
+    // The copy-on-write hooks attach to kernel functions (fentry), which a
+    // kernel may not have: then the rest is loaded without them.
+    int error = impl->open_and_load(true);
+    bool with_cow = error == 0;
+    if (error != 0) {
+        log::debug("ebpf: loading with the copy-on-write hooks failed ({}); trying without", std::strerror(error));
+        error = impl->open_and_load(false);
+    }
+    if (error != 0) unavailable(load_failure(error));
+    ::malloc_trim(0);  // libbpf's parse of the kernel's BTF: not in the program's fork
+    max_rss_bpf* skel = impl->skel;
+    bpf_program* prog = nullptr;
+    bpf_object__for_each_program(prog, skel->obj) {
+        if (!bpf_program__autoload(prog)) continue;
+        bpf_link* link = bpf_program__attach(prog);
+        if (!link) {
+            const int attach_error = errno;
+            if (is_cow_program(prog, skel)) {
+                log::debug("ebpf: {} did not attach ({})", bpf_program__name(prog), std::strerror(attach_error));
+                with_cow = false;
+                continue;
+            }
+            unavailable(std::string("attaching ") + bpf_program__name(prog) + " failed (" +
+                        std::strerror(attach_error) + "): " +
+                        (attach_error == EPERM ? kWhatToDo : "use --backend ptrace"));
+        }
+        impl->links.push_back(link);
+    }
+    auto program = std::unique_ptr<BpfProgram>(new BpfProgram(std::move(impl)));
+    program->exact_cow_ = with_cow;
+    skel->bss->exact_cow = with_cow ? 1 : 0;
+    program->impl_->ring =
+        ring_buffer__new(bpf_map__fd(skel->maps.records), &BpfProgram::dispatch, program.get(), nullptr);
+    if (!program->impl_->ring) unavailable(std::string("ring buffer: ") + std::strerror(errno));
+    return program;
+}
+
+int BpfProgram::dispatch(void* ctx, void* data, size_t bytes) {
+    auto* self = static_cast<BpfProgram*>(ctx);
+    if (bytes < sizeof(mrss_record) || !self->handler_) return 0;
+    // Records are 8-byte aligned in the ring; an exec record carries its
+    // strings after the common part (the handler casts, knowing bytes).
+    self->handler_(*static_cast<const mrss_record*>(data), bytes);
+    return 0;
+}
+
+void BpfProgram::track(pid_t pid) {
+    const __u32 key = static_cast<__u32>(pid);
+    struct {
+        __u64 mm;
+    } value{0};
+    if (bpf_map__update_elem(impl_->skel->maps.tracked, &key, sizeof key, &value, sizeof value, BPF_ANY) != 0)
+        throw TracerError(std::string("ebpf: tracking the program: ") + std::strerror(errno));
+}
+
+void BpfProgram::consume() { ring_buffer__consume(impl_->ring); }
+
+void BpfProgram::poll(int timeout_ms) {
+    if (ring_buffer__poll(impl_->ring, timeout_ms) < 0 && errno != EINTR) log::debug("ring_buffer__poll: {}", std::strerror(errno));
+}
+
+KernelTotals BpfProgram::totals() const {
+    const auto* bss = impl_->skel->bss;
+    auto read = [](const auto& field) { return __atomic_load_n(&field, __ATOMIC_RELAXED); };
+    KernelTotals t;
+    const int64_t contrib = static_cast<int64_t>(read(bss->contrib_pages));
+    int64_t over = bss->exact_cow ? read(bss->overcount_pages) : 0;
+    if (over < 0) over = 0;
+    const int64_t total = contrib - over + static_cast<int64_t>(read(bss->shared_max_pages));
+    t.total_pages = total > 0 ? static_cast<uint64_t>(total) : 0;
+    t.peak_pages = read(bss->peak_pages);
+    t.peak_ns = read(bss->peak_ns);
+    t.upper_peak_pages = read(bss->upper_peak_pages);
+    t.lost_records = read(bss->lost_records);
+    return t;
+}
+
+}  // namespace max_rss::ebpf

@@ -1,0 +1,63 @@
+// The kernel side of the eBPF backend, loaded and attached: its maps, its
+// globals and its ring buffer of records, behind a small C++ interface (the
+// libbpf skeleton stays inside ebpf_program.cpp).
+#pragma once
+
+#include <linux/types.h>
+
+#include "events.h"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace max_rss::ebpf {
+
+// The tree's figures the kernel side keeps, in pages.
+struct KernelTotals {
+    uint64_t total_pages = 0;   // the tree's total now
+    uint64_t peak_pages = 0;    // its largest total so far
+    uint64_t peak_ns = 0;       // when (CLOCK_MONOTONIC)
+    // Without exact_cow: the peak with every mm's anon pages counted in full
+    // (copy-on-write pages once per mm sharing them): an upper bound.
+    uint64_t upper_peak_pages = 0;
+    uint64_t lost_records = 0;  // records the ring buffer had no room for
+};
+
+class BpfProgram {
+public:
+    // Loads and attaches everything, or throws LaunchError (exit 125) with
+    // one line saying why and what to do: no BTF, no privilege, a kernel
+    // without one of the attach points. Nothing has been started then.
+    static std::unique_ptr<BpfProgram> load();
+    ~BpfProgram();
+    BpfProgram(const BpfProgram&) = delete;
+    BpfProgram& operator=(const BpfProgram&) = delete;
+
+    // Copy-on-write pages are counted once (the rmap and teardown hooks are
+    // attached); false: the tree total is a lower bound and upper_peak_pages
+    // an upper one, see docs/backends.md.
+    [[nodiscard]] bool exact_cow() const { return exact_cow_; }
+    // Puts pid in the tree: its forks, execs and exits are followed from now on.
+    void track(pid_t pid);
+    // Hands every record waiting in the ring buffer to on_record, in order.
+    void consume();
+    // Waits up to timeout_ms for records, then consumes them.
+    void poll(int timeout_ms);
+    void on_record(std::function<void(const mrss_record&, size_t bytes)> handler) { handler_ = std::move(handler); }
+    [[nodiscard]] KernelTotals totals() const;
+
+private:
+    struct Impl;
+    explicit BpfProgram(std::unique_ptr<Impl> impl);
+    static int dispatch(void* ctx, void* data, size_t bytes);
+
+    std::unique_ptr<Impl> impl_;
+    bool exact_cow_ = false;
+    std::function<void(const mrss_record&, size_t)> handler_;
+};
+
+}  // namespace max_rss::ebpf

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: GPL-2.0
+/* max_rss's kernel side (CO-RE, libbpf). It follows one tree of processes
+ * from kernel events, without stopping anyone:
+ *   - which thread groups belong to the tree (tracked: filled at fork, the
+ *     root put there by max_rss before it may run);
+ *   - each of their address spaces' resident counters at every change
+ *     (tp_btf/rss_stat, summed over the per-CPU parts: exact), and the
+ *     largest anon + file + shmem each one ever held (its true peak);
+ *   - the tree's total at every counter change and its largest value:
+ *       total = sum of each mm's private part + the largest file + shmem set
+ *     with copy-on-write pages counted once when the rmap hooks are attached
+ *     (exact_cow): a fork adds the child's anon pages to the overcount, and
+ *     every unmapping of an anon page that another mapping still holds (a
+ *     copy-on-write break, an munmap, a teardown) takes one away. Without
+ *     them (a kernel that refuses fentry), a fork child's private part is
+ *     what it added to its inherited anon pages (a lower bound: its
+ *     copy-on-write copies are not seen), and upper_peak_pages keeps the
+ *     peak with every mm's anon pages counted in full (an upper bound);
+ *   - fork, exec and exit records for the backend, in a ring buffer; a
+ *     record that finds it full is counted in lost_records, never dropped
+ *     silently.
+ * Attach points: BTF tracepoints (no tracefs, no kernel function names), and
+ * fentry/fexit only for what no tracepoint shows (rmap removals, mm
+ * teardown). */
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "events.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct task_state {
+    __u64 mm;  /* its address space (0: not its own yet: the root before exec) */
+};
+
+struct mm_state {
+    __u64 anon, file, shmem, swap;  /* pages, at the last change */
+    __u64 contrib;                  /* pages counted in contrib_pages */
+    __u64 anon_counted;             /* pages counted in anon_sum_pages */
+    __u64 shared;                   /* file + shmem, as counted toward shared_max_pages */
+    __u64 peak;                     /* largest anon + file + shmem */
+    __u64 inherited;                /* a fork child's anon pages at fork (all shared) */
+    __u64 unshared;                 /* of those, how many it stopped sharing */
+    __u32 users;                    /* tracked thread groups using it */
+    __u32 pad;
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536);
+    __type(key, __u32);
+    __type(value, struct task_state);
+} tracked SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536);
+    __type(key, __u64);
+    __type(value, struct mm_state);
+} mms SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 16 << 20);
+} records SEC(".maps");
+
+const volatile __u32 nr_cpus = 1;
+__u32 exact_cow = 0;         /* set by max_rss once the rmap and teardown hooks are attached */
+__u64 contrib_pages = 0;     /* sum over tracked mms of their private part */
+__s64 overcount_pages = 0;   /* anon pages counted in more than one tracked mm */
+__u64 shared_max_pages = 0;  /* max over tracked mms of file + shmem (stale: may be high) */
+__u64 shared_owner = 0;
+__u32 shared_stale = 0;
+__u64 anon_sum_pages = 0;    /* sum of every tracked mm's anon pages (shared ones in each) */
+__u64 upper_peak_pages = 0;  /* largest anon_sum_pages + shared maximum: an upper bound */
+__u64 peak_pages = 0;        /* the tree's largest total */
+__u64 peak_ns = 0;
+__u64 lost_records = 0;
+
+/* A per-CPU array of one element: where its value lives on each CPU, minus
+ * its per-CPU base address, is that CPU's per-CPU offset (this kernel may
+ * not export __per_cpu_offset nor this_cpu_off to BPF). */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, __u64);
+} cpu_probe SEC(".maps");
+
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
+extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type, u64 value) __ksym __weak;
+
+/* max_rss itself: if it dies before the tree is gone, the tree is killed
+ * (as ptrace's PTRACE_O_EXITKILL does): nothing it started runs on unseen. */
+const volatile __u32 guard_tgid = 0;
+
+/* The exact value of one of mm's counters: the global part plus every CPU's.
+ * Each member is read at its own relocated offset (CO-RE), never at an
+ * offset computed from member: the verifier refuses variable offsets into a
+ * trusted kernel pointer. */
+/* A pointer as a plain number: read back from the stack, since the
+ * verifier allows no arithmetic on map pointers with unknown numbers. */
+static __always_inline __u64 as_number(void *pointer)
+{
+    __u64 number = 0;
+    bpf_probe_read_kernel(&number, sizeof number, &pointer);
+    return number;
+}
+
+/* Each CPU's per-CPU offset, found once: where cpu_probe's value lives on
+ * that CPU minus its per-CPU address (its bpf_array's pptrs[0]). */
+__u64 cpu_offset[MRSS_MAX_CPUS] = {};
+__u32 cpu_offsets_ready = 0;
+static __always_inline void find_cpu_offsets(void)
+{
+    __u64 base = 0;
+    bpf_probe_read_kernel(&base, sizeof base,
+                          (void *)(as_number(&cpu_probe) + bpf_core_field_offset(struct bpf_array, pptrs)));
+    __u32 zero = 0;
+    for (__u32 cpu = 0; cpu < MRSS_MAX_CPUS; cpu++) {
+        if (cpu >= nr_cpus) break;
+        void *here = bpf_map_lookup_percpu_elem(&cpu_probe, &zero, cpu);
+        if (!here) break;
+        cpu_offset[cpu] = as_number(here) - base;
+    }
+    cpu_offsets_ready = 1;
+}
+
+#define MRSS_READ_COUNTER(K)                                              \
+    do {                                                                  \
+        count = BPF_CORE_READ(mm, rss_stat[K].count);                     \
+        counters = (__u64)BPF_CORE_READ(mm, rss_stat[K].counters);        \
+    } while (0)
+
+static __always_inline __u64 read_counter(struct mm_struct *mm, int member)
+{
+    __s64 count = 0;
+    __u64 counters = 0;
+    switch (member) {
+    case MM_FILEPAGES: MRSS_READ_COUNTER(MM_FILEPAGES); break;
+    case MM_ANONPAGES: MRSS_READ_COUNTER(MM_ANONPAGES); break;
+    case MM_SWAPENTS: MRSS_READ_COUNTER(MM_SWAPENTS); break;
+    case MM_SHMEMPAGES: MRSS_READ_COUNTER(MM_SHMEMPAGES); break;
+    default: return 0;
+    }
+    if (!cpu_offsets_ready) find_cpu_offsets();
+    for (__u32 cpu = 0; cpu < MRSS_MAX_CPUS; cpu++) {
+        if (cpu >= nr_cpus) break;
+        __s32 part = 0;
+        bpf_probe_read_kernel(&part, sizeof part, (void *)(counters + cpu_offset[cpu]));
+        count += part;
+    }
+    return count > 0 ? (__u64)count : 0;
+}
+
+static __always_inline void raise_to(__u64 *where, __u64 value)
+{
+    for (int i = 0; i < 8; i++) {
+        __u64 seen = *(volatile __u64 *)where;
+        if (value <= seen) return;
+        if (__sync_val_compare_and_swap(where, seen, value) == seen) return;
+    }
+}
+
+static __always_inline __u64 own_private_anon(const struct mm_state *e)
+{
+    __u64 still_shared = e->inherited > e->unshared ? e->inherited - e->unshared : 0;
+    return e->anon > still_shared ? e->anon - still_shared : 0;
+}
+
+/* Keeps contrib_pages and the shared maximum in step with e's counters. */
+static __always_inline void account(__u64 key, struct mm_state *e)
+{
+    __u64 contrib = exact_cow ? e->anon : (e->anon > e->inherited ? e->anon - e->inherited : 0);
+    __u64 before = __sync_lock_test_and_set(&e->contrib, contrib);
+    if (contrib != before) __sync_fetch_and_add(&contrib_pages, contrib - before);
+    __u64 anon_before = __sync_lock_test_and_set(&e->anon_counted, e->anon);
+    if (e->anon != anon_before) __sync_fetch_and_add(&anon_sum_pages, e->anon - anon_before);
+
+    __u64 shared = e->file + e->shmem;
+    __u64 shared_before = __sync_lock_test_and_set(&e->shared, shared);
+    if (shared > shared_max_pages) {
+        shared_max_pages = shared;
+        shared_owner = key;
+    } else if (shared < shared_before && shared_owner == key) {
+        shared_stale = 1;
+    }
+    raise_to(&e->peak, e->anon + e->file + e->shmem);
+}
+
+struct rescan_ctx {
+    __u64 max;
+    __u64 owner;
+};
+
+static long rescan_one(struct bpf_map *map, __u64 *key, struct mm_state *e, struct rescan_ctx *ctx)
+{
+    if (e->shared > ctx->max) {
+        ctx->max = e->shared;
+        ctx->owner = *key;
+    }
+    return 0;
+}
+
+static __always_inline __s64 tree_total(void)
+{
+    __s64 over = exact_cow ? overcount_pages : 0;
+    if (over < 0) over = 0;
+    return (__s64)contrib_pages - over + (__s64)shared_max_pages;
+}
+
+/* The tree's total now: a new peak is kept with its time. The shared maximum
+ * is recomputed only when it may be stale and would make a new peak. */
+static __always_inline void evaluate(void)
+{
+    if (!exact_cow) raise_to(&upper_peak_pages, anon_sum_pages + shared_max_pages);
+    __s64 total = tree_total();
+    if (total <= (__s64)peak_pages) return;
+    if (shared_stale) {
+        struct rescan_ctx ctx = {};
+        shared_stale = 0;
+        bpf_for_each_map_elem(&mms, rescan_one, &ctx, 0);
+        shared_max_pages = ctx.max;
+        shared_owner = ctx.owner;
+        total = tree_total();
+        if (total <= (__s64)peak_pages) return;
+    }
+    raise_to(&peak_pages, (__u64)total);
+    peak_ns = bpf_ktime_get_ns();
+}
+
+static __always_inline void remove_mm(__u64 key, struct mm_state *e)
+{
+    __sync_fetch_and_add(&contrib_pages, -e->contrib);
+    __sync_fetch_and_add(&anon_sum_pages, -e->anon_counted);
+    if (shared_owner == key) shared_stale = 1;
+    bpf_map_delete_elem(&mms, &key);
+}
+
+/* Starts following mm. fork_of_tracked: a fork child of a tracked mm, whose
+ * anon pages are all its parent's too (copy-on-write). */
+static __always_inline void register_mm(struct mm_struct *mm, bool fork_child, bool fork_of_tracked)
+{
+    __u64 key = (__u64)mm;
+    struct mm_state *old = bpf_map_lookup_elem(&mms, &key);
+    if (old) remove_mm(key, old);  /* an address reused after a teardown we missed */
+    struct mm_state fresh = {};
+    fresh.anon = read_counter(mm, MM_ANONPAGES);
+    fresh.file = read_counter(mm, MM_FILEPAGES);
+    fresh.shmem = read_counter(mm, MM_SHMEMPAGES);
+    fresh.swap = read_counter(mm, MM_SWAPENTS);
+    fresh.users = 1;
+    if (fork_child) fresh.inherited = fresh.anon;
+    if (bpf_map_update_elem(&mms, &key, &fresh, BPF_ANY) != 0) return;
+    struct mm_state *e = bpf_map_lookup_elem(&mms, &key);
+    if (!e) return;
+    if (fork_of_tracked && exact_cow) __sync_fetch_and_add(&overcount_pages, (__s64)fresh.anon);
+    account(key, e);
+    evaluate();
+}
+
+static __always_inline void fill_figures(struct mrss_mm_figures *f, struct mm_struct *mm, const struct mm_state *e)
+{
+    f->valid = 1;
+    f->peak_pages = e->peak;
+    f->hiwater_pages = BPF_CORE_READ(mm, hiwater_rss);
+    f->anon_pages = e->anon;
+    f->file_pages = e->file;
+    f->shmem_pages = e->shmem;
+    f->swap_pages = e->swap;
+    f->private_anon_pages = own_private_anon(e);
+}
+
+static __always_inline void submit(void *record)
+{
+    bpf_ringbuf_submit(record, 0);
+}
+
+static __always_inline struct mrss_record *reserve_record(void)
+{
+    struct mrss_record *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+    if (!r) {
+        __sync_fetch_and_add(&lost_records, 1);
+        return 0;
+    }
+    __builtin_memset(r, 0, sizeof(*r));
+    r->ts_ns = bpf_ktime_get_ns();
+    return r;
+}
+
+SEC("tp_btf/rss_stat")
+int BPF_PROG(on_rss_stat, struct mm_struct *mm, int member)
+{
+    __u64 key = (__u64)mm;
+    struct mm_state *e = bpf_map_lookup_elem(&mms, &key);
+    if (!e) return 0;
+    __u64 value = read_counter(mm, member);
+    if (member == MM_ANONPAGES) __sync_lock_test_and_set(&e->anon, value);
+    else if (member == MM_FILEPAGES) __sync_lock_test_and_set(&e->file, value);
+    else if (member == MM_SHMEMPAGES) __sync_lock_test_and_set(&e->shmem, value);
+    else {
+        __sync_lock_test_and_set(&e->swap, value);
+        return 0;
+    }
+    account(key, e);
+    evaluate();
+    return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+    __u32 parent_tgid = parent->tgid;
+    struct task_state *ps = bpf_map_lookup_elem(&tracked, &parent_tgid);
+    if (!ps) return 0;
+    __u32 tgid = child->tgid;
+    __u32 kind = MRSS_CLONE_THREAD;
+    struct mm_struct *mm = child->mm;
+    struct task_state state = {};
+    if (tgid != parent_tgid) {
+        if (mm == parent->mm) {
+            kind = MRSS_CLONE_SHARED_MM;
+            state.mm = ps->mm;
+            struct mm_state *shared = state.mm ? bpf_map_lookup_elem(&mms, &state.mm) : 0;
+            if (shared) __sync_fetch_and_add(&shared->users, 1);
+        } else if (mm) {
+            kind = MRSS_CLONE_FORK;
+            state.mm = (__u64)mm;
+            bool parent_tracked = ps->mm && bpf_map_lookup_elem(&mms, &ps->mm);
+            register_mm(mm, true, parent_tracked);
+        }
+        bpf_map_update_elem(&tracked, &tgid, &state, BPF_ANY);
+    }
+    struct mrss_record *r = reserve_record();
+    if (!r) return 0;
+    r->kind = MRSS_REC_FORK;
+    r->tid = child->pid;
+    r->tgid = tgid;
+    r->other = parent->pid;
+    r->clone_kind = kind;
+    if (kind == MRSS_CLONE_FORK) {
+        struct mm_state *e = bpf_map_lookup_elem(&mms, &state.mm);
+        if (e) fill_figures(&r->mm, mm, e);
+    }
+    submit(r);
+    return 0;
+}
+
+/* Right before the point of no return of an exec: the old image is whole. */
+SEC("tp_btf/sched_prepare_exec")
+int BPF_PROG(on_prepare_exec, struct task_struct *task, struct linux_binprm *bprm)
+{
+    __u32 tgid = task->tgid;
+    struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
+    if (!st || !st->mm) return 0;
+    struct mm_state *e = bpf_map_lookup_elem(&mms, &st->mm);
+    evaluate();
+    struct mrss_record *r = reserve_record();
+    if (!r) return 0;
+    r->kind = MRSS_REC_EXEC_ENTRY;
+    r->tid = task->pid;
+    r->tgid = tgid;
+    if (e) fill_figures(&r->mm, task->mm, e);
+    submit(r);
+    return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+    __u32 tgid = task->tgid;
+    struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
+    if (!st) return 0;
+    __u64 old = st->mm;
+    struct mm_state *e = old ? bpf_map_lookup_elem(&mms, &old) : 0;
+    if (e && __sync_fetch_and_add(&e->users, -1) == 1 && !exact_cow) remove_mm(old, e);
+    struct mm_struct *mm = task->mm;
+    st->mm = (__u64)mm;
+    register_mm(mm, false, false);
+
+    struct mrss_exec_record *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+    if (!r) {
+        __sync_fetch_and_add(&lost_records, 1);
+        return 0;
+    }
+    __builtin_memset(&r->base, 0, sizeof(r->base));
+    r->base.kind = MRSS_REC_EXEC;
+    r->base.ts_ns = bpf_ktime_get_ns();
+    r->base.tid = task->pid;
+    r->base.tgid = tgid;
+    r->base.other = (__u32)old_pid;
+    e = bpf_map_lookup_elem(&mms, &st->mm);
+    if (e) fill_figures(&r->base.mm, mm, e);
+    const char *filename = BPF_CORE_READ(bprm, filename);
+    if (bpf_probe_read_kernel_str(r->filename, sizeof r->filename, filename) < 0) r->filename[0] = 0;
+    __u64 start = BPF_CORE_READ(mm, arg_start), end = BPF_CORE_READ(mm, arg_end);
+    __u64 len = end > start ? end - start : 0;
+    if (len > MRSS_ARGS_BYTES) len = MRSS_ARGS_BYTES;
+    r->args_bytes = 0;
+    if (len > 0 && bpf_probe_read_user(r->args, len & (MRSS_ARGS_BYTES * 2 - 1), (void *)start) == 0)
+        r->args_bytes = (__u32)len;
+    bpf_ringbuf_submit(r, 0);
+    return 0;
+}
+
+static long kill_one(struct bpf_map *map, __u32 *tgid, struct task_state *st, void *ctx)
+{
+    struct task_struct *task = bpf_task_from_pid((s32)*tgid);
+    if (!task) return 0;
+    bpf_send_signal_task(task, 9 /* SIGKILL */, PIDTYPE_TGID, 0);
+    bpf_task_release(task);
+    return 0;
+}
+
+/* Before exit_mm: the address space is whole. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
+{
+    __u32 tgid = task->tgid;
+    if (tgid == guard_tgid && group_dead && bpf_send_signal_task && bpf_task_from_pid && bpf_task_release) {
+        bpf_for_each_map_elem(&tracked, kill_one, 0, 0);
+        return 0;
+    }
+    struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
+    if (!st) return 0;
+    evaluate();
+    __u64 key = st->mm;
+    struct mm_state *e = key ? bpf_map_lookup_elem(&mms, &key) : 0;
+    struct mrss_record *r = reserve_record();
+    if (r) {
+        r->kind = MRSS_REC_EXIT;
+        r->tid = task->pid;
+        r->tgid = tgid;
+        r->other = group_dead ? 1 : 0;
+        r->exit_code = BPF_CORE_READ(task, exit_code);
+        if (group_dead) {
+            struct mm_struct *mm = task->mm;
+            __u64 maxrss = BPF_CORE_READ(task, signal, maxrss);
+            __u64 cmaxrss = BPF_CORE_READ(task, signal, cmaxrss);
+            if (cmaxrss > maxrss) maxrss = cmaxrss;
+            if (e && mm && (__u64)mm == key) {
+                fill_figures(&r->mm, mm, e);
+                __u64 rss = e->anon + e->file + e->shmem;
+                if (r->mm.hiwater_pages > maxrss) maxrss = r->mm.hiwater_pages;
+                if (rss > maxrss) maxrss = rss;
+            }
+            r->ru_maxrss_pages = maxrss;
+        }
+        submit(r);
+    }
+    if (!group_dead) return 0;
+    if (e && __sync_fetch_and_add(&e->users, -1) == 1 && !exact_cow) remove_mm(key, e);
+    bpf_map_delete_elem(&tracked, &tgid);
+    return 0;
+}
+
+/* After an address space is torn down: it holds nothing any more. */
+SEC("fexit/exit_mmap")
+int BPF_PROG(on_exit_mmap, struct mm_struct *mm)
+{
+    __u64 key = (__u64)mm;
+    struct mm_state *e = bpf_map_lookup_elem(&mms, &key);
+    if (e) remove_mm(key, e);
+    return 0;
+}
+
+/* How many of the nr pages from page on are mapped more than once. */
+static __always_inline __u64 shared_pages(struct folio *folio, struct page *page, int nr)
+{
+    __u64 flags = BPF_CORE_READ(folio, flags.f);
+    if (!(flags & (1UL << PG_head))) {
+        int mapcount = BPF_CORE_READ(folio, _mapcount.counter) + 1;
+        return mapcount >= 2 ? 1 : 0;
+    }
+    int entire = BPF_CORE_READ(folio, _entire_mapcount.counter) + 1;
+    __u64 size = bpf_core_type_size(struct page);
+    __u64 count = 0;
+    for (int i = 0; i < 512; i++) {
+        if (i >= nr) break;
+        struct page *p = (struct page *)((__u64)page + (__u64)i * size);
+        int mapcount = BPF_CORE_READ(p, _mapcount.counter) + 1 + entire;
+        if (mapcount >= 2) count++;
+    }
+    return count;
+}
+
+static __always_inline struct mm_state *cow_target(struct folio *folio, struct vm_area_struct *vma, __u64 *key)
+{
+    if (!exact_cow || overcount_pages <= 0) return 0;
+    __u64 mapping = (__u64)BPF_CORE_READ(folio, mapping);
+    if ((mapping & 3) != 1) return 0;  /* anonymous, not KSM */
+    *key = (__u64)BPF_CORE_READ(vma, vm_mm);
+    return bpf_map_lookup_elem(&mms, key);
+}
+
+static __always_inline void unshare(struct mm_state *e, __u64 pages)
+{
+    if (!pages) return;
+    __sync_fetch_and_add(&overcount_pages, -(__s64)pages);
+    __sync_fetch_and_add(&e->unshared, pages);
+}
+
+/* An anon page that another mapping still holds is unmapped here (a
+ * copy-on-write break, munmap, teardown): one copy fewer in the tree. The
+ * total is not evaluated here: in a teardown the counters drop just after. */
+SEC("fentry/folio_remove_rmap_ptes")
+int BPF_PROG(on_remove_rmap_ptes, struct folio *folio, struct page *page, int nr_pages, struct vm_area_struct *vma)
+{
+    __u64 key = 0;
+    struct mm_state *e = cow_target(folio, vma, &key);
+    if (e) unshare(e, shared_pages(folio, page, nr_pages));
+    return 0;
+}
+
+SEC("fentry/folio_remove_rmap_pmd")
+int BPF_PROG(on_remove_rmap_pmd, struct folio *folio, struct page *page, struct vm_area_struct *vma)
+{
+    __u64 key = 0;
+    struct mm_state *e = cow_target(folio, vma, &key);
+    if (!e) return 0;
+    int mappings = BPF_CORE_READ(folio, _large_mapcount.counter) + 1;
+    if (mappings >= 2) unshare(e, BPF_CORE_READ(folio, _nr_pages));
+    return 0;
+}

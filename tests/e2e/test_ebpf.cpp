@@ -1,0 +1,251 @@
+// The eBPF backend on the same fixture programs as the ptrace backend, with
+// the same tolerances ([N - 0.5, N + 2.5] MiB for "N MiB"). Where the kernel
+// cannot load the backend (no root, no BTF, built without it), each test
+// prints one line "skipped: why" and passes; CI runs as root with BTF, so
+// there they run.
+#include "helpers.hpp"
+
+#include <max_rss/backends/backend.hpp>
+#include <max_rss/engine/measure.hpp>
+#include <max_rss/os/launch.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+
+using namespace max_rss;
+using namespace max_rss::test;
+
+namespace {
+
+// Why the backend cannot run here, or empty when it can.
+const std::string& unavailable_because() {
+    static const std::string why = [] {
+        try {
+            make_backend(BackendKind::Ebpf);
+            return std::string();
+        } catch (const LaunchError& e) {
+            return std::string(e.what());
+        }
+    }();
+    return why;
+}
+
+bool skipped() {
+    if (unavailable_because().empty()) return false;
+    std::printf("skipped: %s\n", unavailable_because().c_str());
+    return true;
+}
+
+RunResult run_ebpf(std::vector<std::string> argv) {
+    MeasureOptions options;
+    options.argv = std::move(argv);
+    options.backend = BackendKind::Ebpf;
+    return measure(options);
+}
+
+void check_mib_near(uint64_t bytes, double n) {
+    CHECK(mib(bytes) >= n - 0.5);
+    CHECK(mib(bytes) <= n + 2.5);
+}
+
+bool has_warning(const RunResult& r, Warning::Kind kind) {
+    for (const Warning& w : r.warnings)
+        if (w.kind == kind) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("ebpf: one process's peak, freed or not before exit, and its exit status", "[ebpf]") {
+    if (skipped()) return;
+    auto r = run_ebpf({fixture("touch"), "100"});
+    CHECK(r.backend == BackendKind::Ebpf);
+    CHECK(r.exit.code == 0);
+    REQUIRE(r.processes.size() == 1);
+    check_mib_near(r.peak.tree_bytes, 100);
+    CHECK(r.processes[0].images.at(0).program->argv == std::vector<std::string>{fixture("touch"), "100"});
+    REQUIRE(r.ru_maxrss_bytes);
+    check_mib_near(*r.ru_maxrss_bytes, 100);
+
+    auto freed = run_ebpf({fixture("touch_free_touch"), "200", "10"});
+    check_mib_near(freed.peak.tree_bytes, 200);
+    REQUIRE(freed.processes[0].at_exit.rss_bytes);
+    CHECK(mib(*freed.processes[0].at_exit.rss_bytes) < 15);
+
+    auto killed = run_ebpf({fixture("self_kill"), "100"});
+    CHECK(killed.exit.signal == SIGKILL);
+    check_mib_near(killed.peak.tree_bytes, 100);
+    CHECK(r.warnings.empty());
+}
+
+TEST_CASE("ebpf: threads are counted, not listed, and their memory is summed", "[ebpf]") {
+    if (skipped()) return;
+    auto r = run_ebpf({fixture("threads_touch"), "4", "50"});
+    REQUIRE(r.processes.size() == 1);
+    CHECK(r.processes[0].threads == 5);
+    check_mib_near(r.peak.tree_bytes, 200);
+}
+
+TEST_CASE("ebpf: an exec ends an image at its peak and starts another", "[ebpf]") {
+    if (skipped()) return;
+    auto r = run_ebpf({fixture("touch_exec"), "200", fixture("touch"), "10"});
+    REQUIRE(r.processes.size() == 1);
+    const auto& images = r.processes[0].images;
+    REQUIRE(images.size() == 2);
+    CHECK(images[1].program->argv == std::vector<std::string>{fixture("touch"), "10"});
+    CHECK(images[1].program->exe == fixture("touch"));
+    check_mib_near(images[0].peak_rss_bytes, 200);
+    check_mib_near(images[1].peak_rss_bytes, 10);
+    check_mib_near(r.peak.tree_bytes, 200);
+
+    auto from_thread = run_ebpf({fixture("exec_thread"), "100", fixture("touch"), "10"});
+    REQUIRE(from_thread.processes.size() == 1);
+    REQUIRE(from_thread.processes[0].images.size() == 2);
+    check_mib_near(from_thread.processes[0].images[0].peak_rss_bytes, 100);
+    check_mib_near(from_thread.processes[0].images[1].peak_rss_bytes, 10);
+}
+
+TEST_CASE("ebpf: fork, vfork, posix_spawn and CLONE_VM children are charged what is theirs", "[ebpf]") {
+    if (skipped()) return;
+    auto r = run_ebpf({fixture("fork_exec"), "300", fixture("exit_code"), "3"});
+    REQUIRE(r.processes.size() == 2);
+    const Process& child = r.processes[1];
+    CHECK(child.ppid == r.processes[0].pid);
+    CHECK(child.exit.code == 3);  // from the kernel: max_rss did not wait for it
+    REQUIRE(child.images.size() == 2);
+    CHECK(child.images[0].origin == ImageOrigin::Fork);
+    CHECK(mib(child.peak_rss_bytes) < 5);
+    REQUIRE(child.ru_maxrss_bytes);
+    CHECK(mib(*child.ru_maxrss_bytes) > 295);
+    check_mib_near(r.processes[0].peak_rss_bytes, 300);
+
+    for (const char* launcher : {"vfork_exec", "posix_spawn_exec"}) {
+        INFO(launcher);
+        auto s = run_ebpf({fixture(launcher), "200", fixture("touch"), "10"});
+        REQUIRE(s.processes.size() == 2);
+        REQUIRE(s.processes[1].images.size() == 2);
+        CHECK(s.processes[1].images[0].origin == ImageOrigin::SharedMm);
+        CHECK(s.processes[1].images[0].peak_rss_bytes == 0);
+        check_mib_near(s.processes[1].images[1].peak_rss_bytes, 10);
+        CHECK(mib(s.peak.tree_bytes) < 214);
+    }
+
+    auto vm = run_ebpf({fixture("clone_vm"), "100"});
+    REQUIRE(vm.processes.size() == 2);
+    REQUIRE(vm.processes[1].shares_mm_with);
+    CHECK(vm.processes[1].peak_rss_bytes == 0);
+    check_mib_near(vm.peak.tree_bytes, 100);
+
+    auto worker = run_ebpf({fixture("fork_worker"), "100", "50"});
+    REQUIRE(worker.processes.size() == 2);
+    check_mib_near(worker.processes[1].peak_rss_bytes, 50);
+    check_mib_near(worker.peak.tree_bytes, 150);
+}
+
+TEST_CASE("ebpf: children at once are summed, one after another are not, shared pages once", "[ebpf]") {
+    if (skipped()) return;
+    auto at_once = run_ebpf({fixture("children_touch"), "concurrent", "4", "50"});
+    REQUIRE(at_once.processes.size() == 5);
+    CHECK(mib(at_once.peak.tree_bytes) >= 200);
+    CHECK(mib(at_once.peak.tree_bytes) <= 206);
+
+    auto in_turn = run_ebpf({fixture("children_touch"), "sequential", "4", "50"});
+    CHECK(mib(in_turn.peak.tree_bytes) >= 50);
+    CHECK(mib(in_turn.peak.tree_bytes) <= 54);
+
+    auto spawned = run_ebpf({fixture("children_touch"), "spawn", "4", "50"});
+    CHECK(mib(spawned.peak.tree_bytes) >= 200);
+    CHECK(mib(spawned.peak.tree_bytes) <= 208);
+
+    auto shared = run_ebpf({fixture("shared_map"), "100", "4"});
+    REQUIRE(shared.processes.size() == 5);
+    CHECK(mib(shared.peak.tree_bytes) >= 100);
+    CHECK(mib(shared.peak.tree_bytes) <= 110);
+}
+
+TEST_CASE("ebpf: a descendant that outlives the root is followed to its end", "[ebpf]") {
+    if (skipped()) return;
+    auto r = run_ebpf({fixture("orphan"), "100", "300"});
+    REQUIRE(r.processes.size() == 3);
+    // Not max_rss's child: its end and its status came from the kernel.
+    const Process& orphan = r.processes.back();
+    CHECK((orphan.orphaned && orphan.exit.code == 0 && r.exit.code == 0));
+    CHECK(orphan.end_ns > r.processes.front().end_ns);
+    check_mib_near(orphan.peak_rss_bytes, 100);
+
+    auto many = run_ebpf({fixture("many_children"), "2000"});
+    REQUIRE(many.processes.size() == 2001);
+    CHECK_FALSE(has_warning(many, Warning::Kind::EventsLost));
+}
+
+TEST_CASE("ebpf: copy-on-write copies are counted, or the bounds are said", "[ebpf]") {
+    if (skipped()) return;
+    // The parent holds 100 MiB, its child rewrites every page: 200 MiB at once.
+    auto r = run_ebpf({fixture("cow_worker"), "100", "200"});
+    REQUIRE(r.processes.size() == 2);
+    if (mib(r.peak.tree_bytes) >= 200) {
+        CHECK(mib(r.peak.tree_bytes) <= 204);
+        return;
+    }
+    // Without the rmap hooks: the headline is the lower bound, and a warning
+    // gives the upper one, which holds the truth.
+    REQUIRE(has_warning(r, Warning::Kind::CowBounds));
+    for (const Warning& w : r.warnings) {
+        if (w.kind != Warning::Kind::CowBounds) continue;
+        CHECK(w.bytes == r.peak.tree_bytes);
+        CHECK(mib(w.bytes) >= 100);
+        CHECK(mib(w.other_bytes) >= 200);
+    }
+}
+
+TEST_CASE("ebpf: programs that use ptrace run as without max_rss", "[ebpf]") {
+    if (skipped()) return;
+    const std::string max_rss = MAX_RSS_BIN;
+    const std::vector<std::vector<std::string>> commands = {
+        {"strace", "-f", "-o", "/dev/null", "true"},
+        {"gdb", "-batch", "-ex", "run", "--args", "/bin/true"},
+        {max_rss, "-q", "--", fixture("touch"), "10"},  // max_rss's ptrace backend under it
+    };
+    for (const auto& command : commands) {
+        if (command[0] != max_rss && !os::find_in_path(command[0])) {
+            std::printf("skipped: %s is not installed\n", command[0].c_str());
+            continue;
+        }
+        INFO(command[0]);
+        std::vector<std::string> args{"-q", "--backend", "ebpf", "--"};
+        args.insert(args.end(), command.begin(), command.end());
+        const Output out = run_max_rss(args);
+        CHECK(out.exit_code == 0);
+        CHECK(out.err.find("max_rss:") == std::string::npos);
+    }
+}
+
+TEST_CASE("ebpf: a LeakSanitizer binary exits 0 and its peak is measured", "[ebpf]") {
+    if (skipped()) return;
+    const Output untraced = run_program({fixture("asan_touch"), "50"});
+    REQUIRE(untraced.exit_code == 0);
+    auto r = run_ebpf({fixture("asan_touch"), "50"});
+    CHECK(r.exit.code == 0);  // under ptrace: 1, "LeakSanitizer does not work under ptrace"
+    CHECK(mib(r.peak.tree_bytes) >= 50);
+}
+
+TEST_CASE("ebpf: without the privilege it refuses before running anything, in one line", "[ebpf]") {
+    if (::geteuid() != 0) {
+        std::printf("skipped: needs root to drop it\n");
+        return;
+    }
+    const std::string marker = temp_path("ebpf-ran");
+    const Output out = run_program({MAX_RSS_BIN, "--backend", "ebpf", "--", "/bin/sh", "-c", "touch " + marker}, "",
+                                   60, [] {
+                                       if (::setgid(65534) != 0 || ::setuid(65534) != 0) _exit(99);
+                                   });
+    CHECK(out.exit_code == 125);
+    CHECK(out.err.rfind("max_rss: --backend ebpf cannot run here: ", 0) == 0);
+    CHECK(std::count(out.err.begin(), out.err.end(), '\n') == 1);
+    CHECK(::access(marker.c_str(), F_OK) != 0);
+}
