@@ -165,6 +165,9 @@ struct Warning {
         StrictSeccomp,      // pid asked for seccomp strict mode: refused (error) under ptrace
         SurvivorsKilled,    // max_rss was asked to stop after the command ended: bytes = how
                             // many processes it started still ran, and were killed
+        PtraceRefused,      // pid called ptrace (detail: the request, e.g. PTRACE_TRACEME) in a
+                            // way the kernel refuses (error) because max_rss traces it:
+                            // debuggers, strace, LeakSanitizer cannot work under ptrace
     };
     Kind kind = Kind::Unmeasured;
     pid_t pid = 0;

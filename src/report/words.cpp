@@ -27,11 +27,18 @@ std::string describe(const Warning& w) {
         case Warning::Kind::StrictSeccomp:
             return fmt::format(
                 "pid {} asked for seccomp strict mode: refused ({}) under the ptrace backend, whose seccomp filter "
-                "cannot be combined with it; --backend sample measures it untouched",
-                w.pid, std::strerror(w.error));
+                "cannot be combined with it; {} measures it untouched",
+                w.pid, std::strerror(w.error), backends_without_ptrace());
+        case Warning::Kind::PtraceRefused:
+            return fmt::format(
+                "pid {} called ptrace({}): refused ({}), since max_rss already traces the tree (debuggers, strace "
+                "and LeakSanitizer cannot run under --backend ptrace); {} measures it untouched",
+                w.pid, w.detail, std::strerror(w.error), backends_without_ptrace());
     }
     return "unknown warning";
 }
+
+std::string backends_without_ptrace() { return "--backend sample"; }
 
 std::string describe_ptrace_refusal(int seize_errno) {
     if (seize_errno == EPERM)

@@ -24,6 +24,7 @@
 #include <csignal>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace max_rss {
@@ -61,6 +62,7 @@ private:
     void on_first_stop(pid_t tid);
     void on_seccomp(pid_t tid);
     void on_exec(pid_t tid);
+    void on_ptrace_call(pid_t tid);
     void on_exit_stop(pid_t tid);
     void on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage);
     void hold(pid_t tid);
@@ -83,6 +85,7 @@ private:
     // or until the creator is seen to end without it (killed mid-fork).
     std::unordered_map<pid_t, pid_t> held_;
     std::vector<Action> actions_;  // queued by handlers, drained by apply()
+    std::unordered_set<pid_t> ptrace_refused_;  // processes already warned about
 };
 
 void PtraceBackend::run(RunContext& context) {
@@ -254,6 +257,9 @@ void PtraceBackend::on_seccomp(pid_t tid) {
                       "under max_rss's ptrace backend: measure it with --backend sample",
                       tid);
             break;
+        case StopTag::Ptrace:
+            on_ptrace_call(tid);
+            break;
         default:
             // A SECCOMP_RET_TRACE of the program's own filter: without max_rss
             // nobody would trace it, and the kernel fails the call with ENOSYS.
@@ -261,6 +267,27 @@ void PtraceBackend::on_seccomp(pid_t tid) {
             break;
     }
     resume(tid);
+}
+
+// A task can have one tracer, and every task of the tree has max_rss: the
+// kernel refuses (EPERM) PTRACE_TRACEME from any of them, and an attach to
+// any of them. The program's own error message rarely says why, so the
+// summary does. An attach to a process outside the tree may succeed: nothing
+// is said.
+void PtraceBackend::on_ptrace_call(pid_t tid) {
+    PtraceCall call;
+    if (!read_ptrace_call(tid, call)) return;
+    const char* request = call.request == PTRACE_TRACEME  ? "PTRACE_TRACEME"
+                          : call.request == PTRACE_ATTACH ? "PTRACE_ATTACH"
+                          : call.request == PTRACE_SEIZE  ? "PTRACE_SEIZE"
+                                                          : nullptr;
+    if (!request) return;
+    Recorder& recorder = context_->recorder;
+    if (call.request != PTRACE_TRACEME && !recorder.table().task(call.target)) return;
+    const TaskEntry* caller = recorder.table().task(tid);
+    const pid_t pid = caller ? recorder.table().process(caller->process).pid : tid;
+    if (!ptrace_refused_.insert(pid).second) return;
+    recorder.warn(Warning{Warning::Kind::PtraceRefused, pid, 0, 0, EPERM, request});
 }
 
 void PtraceBackend::on_exec(pid_t tid) {

@@ -3,6 +3,7 @@
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 
 #include <cstddef>
@@ -63,6 +64,9 @@ SeccompFilter::SeccompFilter() {
         stop_at(__NR_clone3, StopTag::Clone3),
         strict_prctl,
         stop_if(__NR_seccomp, StopTag::Strict, Rule::Test::Equals, 0, SECCOMP_SET_MODE_STRICT),
+        stop_if(__NR_ptrace, StopTag::Ptrace, Rule::Test::Equals, 0, PTRACE_TRACEME),
+        stop_if(__NR_ptrace, StopTag::Ptrace, Rule::Test::Equals, 0, PTRACE_ATTACH),
+        stop_if(__NR_ptrace, StopTag::Ptrace, Rule::Test::Equals, 0, PTRACE_SEIZE),
     };
     // Native x86-64: the rules below. i386 compat: only execve/execveat (11,
     // 358) stop; nothing else is looked at for 32-bit programs.

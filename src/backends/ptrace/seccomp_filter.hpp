@@ -9,6 +9,9 @@
 //              max_rss reads them (CLONE_UNTRACED cleared the same way)
 //   Strict     seccomp strict mode asked for: impossible once a filter is
 //              installed (EINVAL); max_rss says so
+//   Ptrace     ptrace(PTRACE_TRACEME, PTRACE_ATTACH or PTRACE_SEIZE): refused
+//              (EPERM) when the caller or the target is traced by max_rss; it
+//              says so. Other requests (a debugger's PEEK and POKE) never stop.
 // Any other tag comes from a filter of the program's own: max_rss then does
 // what the kernel does for a SECCOMP_RET_TRACE with no tracer (ENOSYS).
 #pragma once
@@ -25,6 +28,7 @@ enum class StopTag : uint16_t {
     Untraced = 0x4d02,
     Clone3 = 0x4d03,
     Strict = 0x4d04,
+    Ptrace = 0x4d05,
 };
 
 // Built before fork: the child only hands fprog() to seccomp(2).
