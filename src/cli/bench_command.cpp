@@ -299,7 +299,8 @@ Action add_bench_command(CLI::App& app, const std::optional<std::vector<std::str
         "were; 3 wins); a COMMAND's own exit code when it failed and -i was not given (128+N for\n"
         "signal N); 127 a COMMAND not found; 125 max_rss failed.\n"
         "\n"
-        "Example: max_rss bench -r 10 -N 'gzip -9 big.tar' 'xz -9 big.tar' --export-json mem.json");
+        "Example (-c keeps the input, so every run has one):\n"
+        "  max_rss bench -r 10 -N 'gzip -9 -c /bin/bash' 'xz -9 -c /bin/bash' --export-json mem.json");
     bench->add_option("COMMAND", args->commands,
                       "A command line to measure, one argument each (quote it); run by the shell unless -N")
         ->type_name("");
