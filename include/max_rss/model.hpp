@@ -167,7 +167,8 @@ struct Warning {
                             // many processes it started still ran, and were killed
         PtraceRefused,      // pid called ptrace (detail: the request, e.g. PTRACE_TRACEME) in a
                             // way the kernel refuses (error) because max_rss traces it:
-                            // debuggers, strace, LeakSanitizer cannot work under ptrace
+                            // debuggers, strace, LeakSanitizer cannot work under ptrace;
+                            // only the first such call of a run
     };
     Kind kind = Kind::Unmeasured;
     pid_t pid = 0;

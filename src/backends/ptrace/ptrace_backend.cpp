@@ -24,7 +24,6 @@
 #include <csignal>
 #include <cstring>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace max_rss {
@@ -85,7 +84,7 @@ private:
     // or until the creator is seen to end without it (killed mid-fork).
     std::unordered_map<pid_t, pid_t> held_;
     std::vector<Action> actions_;  // queued by handlers, drained by apply()
-    std::unordered_set<pid_t> ptrace_refused_;  // processes already warned about
+    bool ptrace_refused_ = false;  // said once a run: the advice is the same for every caller
 };
 
 void PtraceBackend::run(RunContext& context) {
@@ -272,8 +271,9 @@ void PtraceBackend::on_seccomp(pid_t tid) {
 // A task can have one tracer, and every task of the tree has max_rss: the
 // kernel refuses (EPERM) PTRACE_TRACEME from any of them, and an attach to
 // any of them. The program's own error message rarely says why, so the
-// summary does. An attach to a process outside the tree may succeed: nothing
-// is said.
+// summary does, once a run (strace probes with several processes, and
+// LeakSanitizer attaches to every thread). An attach to a process outside the
+// tree may succeed: nothing is said.
 void PtraceBackend::on_ptrace_call(pid_t tid) {
     PtraceCall call;
     if (!read_ptrace_call(tid, call)) return;
@@ -284,9 +284,10 @@ void PtraceBackend::on_ptrace_call(pid_t tid) {
     if (!request) return;
     Recorder& recorder = context_->recorder;
     if (call.request != PTRACE_TRACEME && !recorder.table().task(call.target)) return;
+    if (ptrace_refused_) return;
+    ptrace_refused_ = true;
     const TaskEntry* caller = recorder.table().task(tid);
     const pid_t pid = caller ? recorder.table().process(caller->process).pid : tid;
-    if (!ptrace_refused_.insert(pid).second) return;
     recorder.warn(Warning{Warning::Kind::PtraceRefused, pid, 0, 0, EPERM, request});
 }
 
