@@ -181,6 +181,10 @@ struct Warning {
         EventsLost,         // eBPF: bytes = kernel records the ring buffer had no room for
         CowBounds,          // eBPF: copy-on-write copies could not be followed: the tree
                             // peak (bytes) is a lower bound, other_bytes an upper one
+        PtraceRefused,      // pid called ptrace (detail: the request, e.g. PTRACE_TRACEME) in a
+                            // way the kernel refuses (error) because max_rss traces it:
+                            // debuggers, strace, LeakSanitizer cannot work under ptrace;
+                            // only the first such call of a run
     };
     Kind kind = Kind::Unmeasured;
     pid_t pid = 0;

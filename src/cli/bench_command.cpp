@@ -165,7 +165,8 @@ Action add_bench_command(CLI::App& app, const std::optional<std::vector<std::str
         "code when it failed and -i was not given (128+N for signal N), or that of a failing\n"
         "--setup, --prepare or --cleanup; 127 a COMMAND not found; 125 max_rss failed.\n"
         "\n"
-        "Example: max_rss bench -r 10 -N 'gzip -9 big.tar' 'xz -9 big.tar' --export-json mem.json");
+        "Example (-c keeps the input, so every run has one):\n"
+        "  max_rss bench -r 10 -N 'gzip -9 -c /bin/bash' 'xz -9 -c /bin/bash' --export-json mem.json");
     add_bench_options(*bench, *args);
 
     return [args, &app, bench, &after_dashdash]() -> int {

@@ -5,6 +5,7 @@
 #include <max_rss/exit_codes.hpp>
 #include <max_rss/errors.hpp>
 #include <max_rss/os/standard_fds.hpp>
+#include <max_rss/report/tree_view.hpp>
 
 #include <max_rss/util/log.hpp>
 
@@ -43,6 +44,10 @@ int main(int argc, char** argv) {
         "max_rss"};
     app.set_version_flag("-V,--version", "max_rss " MAX_RSS_VERSION);
     app.footer(
+        "--tree shows one line per process: pid, its peak, what it ran, notes in brackets.\n" +
+        tree_notation() +
+        "Lines are cut to $COLUMNS, else to the terminal's width (not cut when stderr is not a\n"
+        "terminal, or with --wide); alike siblings are counted in one ×N line.\n\n"
         "Exit status: that of COMMAND (128+N if signal N killed it); 2 usage error;\n"
         "3 over --budget; 4 an output could not be written (COMMAND's failure and 3 win);\n"
         "125 max_rss failed; 126 COMMAND not executable; 127 not found.");

@@ -18,7 +18,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <cstdio>
 #include <cstdlib>
@@ -41,8 +44,56 @@ struct RunArgs {
     std::string plot;
     std::string backend = "ptrace";
     bool tree = false;
+    bool wide = false;
+    std::string tree_min;
+    unsigned tree_depth = 0;
     bool cgroup = false;
 };
+
+// Where max_rss's stdout stood, to tell whether the program wrote to it.
+struct StdoutMark {
+    bool regular = false;  // a regular file: its offset and size say whether it grew
+    bool null_device = false;
+    off_t offset = 0;
+    off_t size = 0;
+};
+
+StdoutMark mark_stdout() {
+    StdoutMark mark;
+    struct stat st {};
+    if (::fstat(STDOUT_FILENO, &st) != 0) return mark;
+    mark.regular = S_ISREG(st.st_mode);
+    struct stat null {};
+    mark.null_device = S_ISCHR(st.st_mode) && ::stat("/dev/null", &null) == 0 && null.st_rdev == st.st_rdev;
+    mark.size = st.st_size;
+    mark.offset = ::lseek(STDOUT_FILENO, 0, SEEK_CUR);
+    return mark;
+}
+
+// An output going to stdout shares it with the program, which inherited that
+// very descriptor: one line on stderr when what the program printed is mixed
+// with it. A regular file shows whether the program wrote (its offset or size
+// moved); a pipe or a terminal cannot say, so it is always mentioned;
+// /dev/null keeps nothing, so nothing is mixed. The maybe of a pipe or a
+// terminal is part of the summary, and -q silences it; a file that grew is
+// always said.
+void warn_if_mixed(const char* option, const StdoutMark& before, const StdoutMark& after, bool quiet) {
+    if (before.null_device) return;
+    if (before.regular) {
+        const off_t grew = std::max(after.offset - before.offset, after.size - before.size);
+        if (grew <= 0) return;
+        std::fprintf(stderr,
+                     "max_rss: %s: COMMAND wrote %lld bytes to stdout, where the output goes too: they are mixed "
+                     "(write the output to a file instead, or redirect COMMAND's stdout)\n",
+                     option, static_cast<long long>(grew));
+        return;
+    }
+    if (quiet) return;
+    std::fprintf(stderr,
+                 "max_rss: %s: the output goes to stdout, which COMMAND also writes to: anything it printed is "
+                 "mixed with it (write the output to a file instead, or redirect COMMAND's stdout)\n",
+                 option);
+}
 
 }  // namespace
 
@@ -70,7 +121,16 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
         ->option_text("NAME")
         ->capture_default_str()
         ->check(backend_value());
-    app.add_flag("--tree", args->tree, "Print the process tree with each process's peak on stderr");
+    app.add_flag("--tree", args->tree,
+                 "Print the process tree on stderr: each process's peak, what it ran, how it ended (see below)");
+    app.add_flag("--wide", args->wide, "Tree lines are never cut to the width ($COLUMNS, else the terminal's); implies --tree");
+    app.add_option("--tree-min", args->tree_min,
+                   "Hide processes whose peak is below SIZE (e.g. 1MiB) unless a descendant is shown; implies --tree")
+        ->option_text("SIZE")
+        ->check(size_value());
+    app.add_option("--tree-depth", args->tree_depth, "Show N levels of the tree below the root (0: the root only); implies --tree")
+        ->option_text("N")
+        ->check(count_value(0, 1000000));
     app.add_flag("--cgroup", args->cgroup,
                  "Also run the tree in a memory cgroup and report its peak (includes page cache)");
     app.add_option("--budget", args->budget,
@@ -124,12 +184,24 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
             throw UsageError(e.what());
         }
 
+        TreeOptions tree;
+        tree.color = color_wanted(STDERR_FILENO);
+        if (!args->wide) tree.width_columns = output_columns(STDERR_FILENO);
+        if (app.get_option("--tree-min")->count() > 0) tree.min_peak_bytes = size_bytes(args->tree_min);
+        if (app.get_option("--tree-depth")->count() > 0) tree.max_depth = args->tree_depth;
+        // Any of the tree's own options asks for the tree.
+        const bool show_tree = args->tree || args->wide || app.get_option("--tree-min")->count() > 0 ||
+                               app.get_option("--tree-depth")->count() > 0;
+        const char* shares_stdout = report && report->is_stdout() ? "-o" : plot && plot->is_stdout() ? "--plot" : nullptr;
+        const StdoutMark stdout_before = mark_stdout();
+
         MeasureOptions options;
         options.argv = args->command;
         options.sample_interval_ns = interval_ns;
         options.backend = backend_of(args->backend);
         options.use_cgroup = args->cgroup;
         RunResult result = measure(options);
+        const StdoutMark stdout_after = mark_stdout();  // before the outputs add to it
 
         // Each output on its own: one that cannot be written (a full disk, a
         // directory the program removed) costs only itself, in one line.
@@ -137,16 +209,22 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
         const auto attempt = [&output_lost](const char* name, const std::function<void()>& write) {
             try {
                 write();
+                return true;
             } catch (const std::exception& e) {
                 std::fprintf(stderr, "max_rss: %s: %s\n", name, e.what());
                 output_lost = true;
+                return false;
             }
         };
+        bool stdout_written = false;  // an output went to stdout, whole
         if (report) {
-            attempt("-o", [&] { report->write_stream([&result](std::ostream& out) { write_report_json(out, result); }); });
+            const bool written = attempt(
+                "-o", [&] { report->write_stream([&result](std::ostream& out) { write_report_json(out, result); }); });
+            stdout_written |= written && report->is_stdout();
         }
-        if (plot) attempt("--plot", [&] { plot->write(render_plot_html(result)); });
-        if (args->tree) std::fputs(format_tree(result, color_wanted(STDERR_FILENO)).c_str(), stderr);
+        if (plot) stdout_written |= attempt("--plot", [&] { plot->write(render_plot_html(result)); }) && plot->is_stdout();
+        if (stdout_written) warn_if_mixed(shares_stdout, stdout_before, stdout_after, args->quiet);
+        if (show_tree) std::fputs(format_tree(result, tree).c_str(), stderr);
         if (!args->quiet) std::fputs(format_summary(result).c_str(), stderr);
         if (result.internal_error) {
             // The outputs above hold what was measured until max_rss failed.

@@ -1,6 +1,8 @@
 #include <max_rss/report/console.hpp>
 #include <max_rss/util/text.hpp>
+#include <max_rss/report/labels.hpp>
 #include <max_rss/report/plot.hpp>
+#include <max_rss/report/plot_bands.hpp>
 #include <max_rss/report/svg.hpp>
 #include <max_rss/util/duration.hpp>
 #include <max_rss/report/words.hpp>
@@ -37,6 +39,7 @@ constexpr const char* PALETTE[] = {"#0072B2", "#E69F00", "#009E73", "#CC79A7",
                                    "#56B4E9", "#D55E00", "#F0E442"};
 constexpr size_t MAX_BANDS = std::size(PALETTE);
 constexpr const char* OTHER_COLOUR = "#B8B8B8";
+constexpr const char* REST_COLOUR = "#E4E4E4";
 
 // The page is laid out for a 1200 px wide window; the SVG scales down below that.
 constexpr double SVG_W = 1160;
@@ -71,19 +74,6 @@ figcaption ul { margin: 2px 0 0 0; padding-left: 20px; color: #8a4b00; }
 
 
 
-
-// The program a process is best known by: its image with the largest peak
-// (the later one on a tie, which is the exec'd program rather than the fork).
-const Program* main_program(const Process& p) {
-    const Image* best = nullptr;
-    for (const auto& img : p.images)
-        if (!best || img.peak_rss_bytes >= best->peak_rss_bytes) best = &img;
-    return best ? best->program.get() : nullptr;
-}
-
-std::string process_name(const Process& p, size_t max_chars) {
-    return short_command(main_program(p), max_chars);
-}
 
 std::string svg_open(double height, const std::string& label) {
     return fmt::format(
@@ -145,15 +135,17 @@ std::string caption(const RunResult& r, size_t points) {
     const size_t n = r.processes.size();
     std::string s = "<figcaption>";
     s += fmt::format("<b>{}</b>", html_escape(tree_peak_text(r)));
-    s += " · ru_maxrss of the root ";
-    s += r.ru_maxrss_bytes ? "<b>" + html_escape(format_bytes(*r.ru_maxrss_bytes)) + "</b> (what GNU time reports)"
+    s += " · ru_maxrss ";
+    s += r.ru_maxrss_bytes ? "<b>" + html_escape(format_bytes(*r.ru_maxrss_bytes)) +
+                                 "</b> (what GNU time reports: the largest single process waited for)"
                            : std::string("not available");
     s += fmt::format("<br>{} process{}", n, n == 1 ? "" : "es");
     if (r.timeline.interval_ns > 0)
         s += fmt::format(" · sampled every {} ({} point{})", html_escape(format_duration_ns(r.timeline.interval_ns)),
                          points, points == 1 ? "" : "s");
     else
-        s += fmt::format(" · {} sample{}, interval unknown", points, points == 1 ? "" : "s");
+        s += fmt::format(" · no periodic sampling (--interval 0): {} snapshot{} taken as processes exited", points,
+                         points == 1 ? "" : "s");
     s += fmt::format(" · wall {:.3f} s", r.wall_seconds);
     if (r.exit.signal || (r.exit.code && *r.exit.code != 0)) s += " · " + describe_exit(r.exit);
     if (r.degraded || !r.warnings.empty()) {
@@ -174,68 +166,53 @@ struct Band {
     std::vector<double> bytes;  // per timeline point
 };
 
+// The legend's words and colours for each band of plot_bands().
+std::vector<Band> bands_of(const RunResult& r, const PlotBands& split) {
+    std::vector<const Program*> programs;
+    for (const auto& p : r.processes) programs.push_back(main_program(p));
+    const ProgramLabels labels(programs);
+    std::vector<Band> bands;
+    size_t colour = 0;
+    for (const PlotBand& b : split.bands) {
+        Band band;
+        band.bytes.assign(b.bytes.begin(), b.bytes.end());
+        const uint64_t most = *std::max_element(b.bytes.begin(), b.bytes.end());
+        if (b.kind == PlotBand::Kind::Process) {
+            const Process& p = r.processes[b.process];
+            band.name = labels.label(main_program(p), 34);
+            band.detail = fmt::format("pid {} · peak {}", p.pid, format_bytes(p.peak_rss_bytes));
+            band.tooltip = fmt::format("{} (pid {}): peak {}", short_command(main_program(p), 200), p.pid,
+                                       format_bytes(p.peak_rss_bytes));
+            band.colour = PALETTE[colour++ % MAX_BANDS];
+        } else if (b.kind == PlotBand::Kind::OtherProcesses) {
+            band.name = fmt::format("{} other process{}", b.processes, b.processes == 1 ? "" : "es");
+            band.detail = fmt::format("their own memory, at most {} at once", format_bytes(most));
+            band.colour = OTHER_COLOUR;
+        } else {
+            band.name = split.rest_has_processes ? "shared pages, small processes" : "shared pages, counted once";
+            band.detail = fmt::format("libraries, program files; at most {}", format_bytes(most));
+            band.colour = REST_COLOUR;
+        }
+        if (band.tooltip.empty()) band.tooltip = band.name + ": " + band.detail;
+        bands.push_back(std::move(band));
+    }
+    return bands;
+}
+
 // The stacked-area chart of the timeline (at least 2 points).
 std::string timeline_svg(const RunResult& r) {
     const auto& points = r.timeline.points;
     const size_t n_points = points.size();
-    const size_t n_procs = r.processes.size();
-
-    // Rank processes by the most the timeline ever gave them.
-    std::vector<uint64_t> sampled_max(n_procs, 0);
-    for (const auto& pt : points)
-        for (const auto& [index, bytes] : pt.top)
-            if (index < n_procs) sampled_max[index] = std::max(sampled_max[index], bytes);
-    std::vector<uint32_t> order;
-    for (uint32_t i = 0; i < n_procs; ++i)
-        if (sampled_max[i] > 0) order.push_back(i);
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-        if (sampled_max[a] != sampled_max[b]) return sampled_max[a] > sampled_max[b];
-        return r.processes[a].peak_rss_bytes > r.processes[b].peak_rss_bytes;
-    });
-    if (order.size() > MAX_BANDS) order.resize(MAX_BANDS);
-    std::vector<int> band_of(n_procs, -1);
-    for (size_t b = 0; b < order.size(); ++b) band_of[order[b]] = static_cast<int>(b);
-
-    // Bands bottom-up: the largest process first, "other" on top.
-    std::vector<Band> bands;
-    for (size_t b = 0; b < order.size(); ++b) {
-        const Process& p = r.processes[order[b]];
-        Band band;
-        band.name = process_name(p, 34);
-        band.detail = fmt::format("pid {} · peak {}", p.pid, format_bytes(p.peak_rss_bytes));
-        band.tooltip = fmt::format("{} (pid {}): peak {}", short_command(main_program(p), 200), p.pid,
-                                   format_bytes(p.peak_rss_bytes));
-        band.colour = PALETTE[b];
-        band.bytes.assign(n_points, 0);
-        bands.push_back(std::move(band));
-    }
-    Band other;
-    other.colour = OTHER_COLOUR;
-    other.bytes.assign(n_points, 0);
+    const std::vector<Band> bands = bands_of(r, plot_bands(r, MAX_BANDS));
     std::vector<double> totals(n_points, 0);
     double max_stack = 0;
     size_t peak_point = 0;
     for (size_t i = 0; i < n_points; ++i) {
-        const auto& pt = points[i];
-        uint64_t chosen = 0;
-        for (const auto& [index, bytes] : pt.top) {
-            if (index >= n_procs || band_of[index] < 0) continue;
-            bands[static_cast<size_t>(band_of[index])].bytes[i] += static_cast<double>(bytes);
-            chosen += bytes;
-        }
-        other.bytes[i] = pt.total_bytes > chosen ? static_cast<double>(pt.total_bytes - chosen) : 0.0;
-        totals[i] = static_cast<double>(pt.total_bytes);
-        max_stack = std::max(max_stack, static_cast<double>(std::max(chosen, pt.total_bytes)));
-        if (pt.total_bytes > points[peak_point].total_bytes) peak_point = i;
-    }
-    const size_t others = n_procs - order.size();
-    double other_max = *std::max_element(other.bytes.begin(), other.bytes.end());
-    if (other_max > 0) {
-        other.name = others > 0 ? fmt::format("other ({} process{})", others, others == 1 ? "" : "es")
-                                : std::string("other");
-        other.detail = fmt::format("at most {} at once", format_bytes(static_cast<uint64_t>(other_max)));
-        other.tooltip = other.name + ": " + other.detail;
-        bands.push_back(std::move(other));
+        double stack = 0;
+        for (const auto& band : bands) stack += band.bytes[i];
+        totals[i] = static_cast<double>(points[i].total_bytes);
+        max_stack = std::max({max_stack, stack, totals[i]});
+        if (points[i].total_bytes > points[peak_point].total_bytes) peak_point = i;
     }
 
     // Scales.
@@ -375,6 +352,9 @@ std::string bars_svg(const RunResult& r) {
     auto x_of = [&](double bytes) { return bar_x0 + (bar_x1 - bar_x0) * (bytes / unit.bytes) / ticks.top; };
 
     const size_t n_points = r.timeline.points.size();
+    std::vector<const Program*> programs;
+    for (const Process* p : procs) programs.push_back(main_program(*p));
+    const ProgramLabels labels(programs);
     std::string s = svg_open(height, "peak memory of each process");
     s += fmt::format(
         "<text class=\"note\" x=\"20\" y=\"24\">The run was too short to sample memory over time ({} sample{}): "
@@ -390,7 +370,7 @@ std::string bars_svg(const RunResult& r) {
         const Process& p = *procs[i];
         const double w = x_of(static_cast<double>(p.peak_rss_bytes)) - bar_x0;
         s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} (pid {})</text>\n", svg::px(label_x),
-                         svg::px(y + 13), html_escape(process_name(p, 36)), p.pid);
+                         svg::px(y + 13), html_escape(labels.label(main_program(p), 36)), p.pid);
         s += fmt::format(
             "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"17\" fill=\"{}\"><title>{}</title></rect>\n",
             svg::px(bar_x0), svg::px(y), svg::px(std::max(w, 0.0)), PALETTE[0],
@@ -429,7 +409,7 @@ std::string render_plot_html(const RunResult& result) {
     s += STYLE;
     s += "</style>\n</head>\n<body>\n";
     s += fmt::format("<h1>Memory of <code title=\"{}\">{}</code></h1>\n", html_escape(command),
-                     html_escape(svg::truncate(command, 110)));
+                     html_escape(truncate_to_width(command, 110)));
     s += "<figure>\n";
     s += result.timeline.points.size() >= 2 ? timeline_svg(result) : bars_svg(result);
     s += caption(result, result.timeline.points.size());

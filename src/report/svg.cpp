@@ -34,17 +34,6 @@ namespace svg {
 
 std::string px(double v) { return fmt::format("{:.1f}", v); }
 
-std::string truncate(const std::string& text, size_t max_chars) {
-    size_t chars = 0, cut = 0;
-    for (size_t i = 0; i < text.size(); ++i) {
-        if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
-        if (chars == max_chars - 1) cut = i;
-        if (++chars > max_chars) return text.substr(0, cut) + "…";
-    }
-    return text;
-}
-
-
 Ticks nice_ticks(double max_value, int target_count, bool round_up) {
     if (!(max_value > 0)) max_value = 1;
     const double target = target_count;

@@ -27,8 +27,13 @@ std::string describe(const Warning& w) {
         case Warning::Kind::StrictSeccomp:
             return fmt::format(
                 "pid {} asked for seccomp strict mode: refused ({}) under the ptrace backend, whose seccomp filter "
-                "cannot be combined with it; --backend sample measures it untouched",
-                w.pid, std::strerror(w.error));
+                "cannot be combined with it; {} measures it untouched",
+                w.pid, std::strerror(w.error), backends_without_ptrace());
+        case Warning::Kind::PtraceRefused:
+            return fmt::format(
+                "pid {} called ptrace({}): refused ({}), since max_rss already traces the tree (debuggers, strace "
+                "and LeakSanitizer cannot run under --backend ptrace); {} measures it untouched",
+                w.pid, w.detail, std::strerror(w.error), backends_without_ptrace());
         case Warning::Kind::EventsLost:
             return fmt::format(
                 "{} kernel event record{} lost (the eBPF ring buffer was full): processes or images may be missing; "
@@ -43,6 +48,8 @@ std::string describe(const Warning& w) {
     }
     return "unknown warning";
 }
+
+std::string backends_without_ptrace() { return "--backend ebpf (root, kernel BTF) or --backend sample"; }
 
 std::string describe_ptrace_refusal(int seize_errno) {
     if (seize_errno == EPERM)

@@ -2,6 +2,8 @@
 // stdin/stdout/exit status/signals, the report file, signal forwarding.
 #include "helpers.hpp"
 
+#include <max_rss/util/text.hpp>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -11,10 +13,12 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <thread>
 
 using namespace max_rss::test;
+using max_rss::display_width;
 using nlohmann::json;
 
 namespace {
@@ -254,10 +258,50 @@ TEST_CASE("signals a program sends itself arrive exactly once", "[cli][signals]"
 TEST_CASE("tree option prints the process tree with peaks", "[cli][concurrent]") {
     auto out = run_max_rss({"-q", "--tree", "--", fixture("children_touch"), "concurrent", "3", "20"});
     CHECK(out.exit_code == 0);
-    CHECK(count_lines(out.err) == 4);  // root + 3 children
-    CHECK(out.err.find("├─ ") != std::string::npos);
-    CHECK(out.err.find("└─ ") != std::string::npos);
+    // The root, its 3 alike children in one line, the key that says so.
+    CHECK(count_lines(out.err) == 3);
+    CHECK(out.err.find("└─ ×3 ") != std::string::npos);
     CHECK(out.err.find("20.") != std::string::npos);
+    CHECK(out.err.find("\nkey: ×N: N alike siblings in one line") != std::string::npos);
+}
+
+TEST_CASE("tree options: depth and minimum hide what they say, and imply --tree", "[cli]") {
+    auto out = run_max_rss({"-q", "--tree-depth", "0", "--", fixture("children_touch"), "concurrent", "3", "20"});
+    CHECK(out.exit_code == 0);
+    CHECK(out.err.find("(3 processes deeper than --tree-depth 0 not shown)\n") != std::string::npos);
+    out = run_max_rss({"-q", "--tree-min", "10MiB", "--", fixture("children_touch"), "concurrent", "3", "20"});
+    CHECK(out.err.find("└─ ×3 ") != std::string::npos);
+    CHECK(out.err.find("not shown") == std::string::npos);
+    CHECK(run_max_rss({"--tree-min", "10", "--", "true"}).err ==
+          "max_rss: --tree-min: '10' has no unit (try 512MiB, 1.5GiB, 300MB, 512Mi)\n");
+}
+
+TEST_CASE("tree lines fit $COLUMNS unless --wide", "[cli]") {
+    const std::string long_arg(300, 'x');
+    const auto columns_60 = [] { ::setenv("COLUMNS", "60", 1); };
+    auto out = run_program({MAX_RSS_BIN, "-q", "--tree", "--", "/bin/sh", "-c", "true " + long_arg}, "", 60, columns_60);
+    const std::string first = out.err.substr(0, out.err.find('\n'));
+    CHECK(display_width(first) == 60);
+    CHECK(first.substr(first.size() - 3) == "…");
+    out = run_program({MAX_RSS_BIN, "-q", "--wide", "--", "/bin/sh", "-c", "true " + long_arg}, "", 60, columns_60);
+    CHECK(out.err.find(long_arg) != std::string::npos);
+}
+
+TEST_CASE("-o -: what the program printed to the same stdout is said to be mixed with the report", "[cli]") {
+    // Not with -q: a pipe cannot tell whether the program wrote to it.
+    auto out = run_max_rss({"-q", "-o", "-", "--", "/bin/sh", "-c", "echo hello"});
+    CHECK(out.err.empty());
+    out = run_max_rss({"-o", "-", "--", "/bin/sh", "-c", "echo hello"});
+    CHECK(out.err.find("max_rss: -o: the output goes to stdout, which COMMAND also writes to") != std::string::npos);
+    // A file shows whether the program wrote: said even with -q, and only then.
+    const std::string file = temp_path("mixed.out");
+    const std::string run = std::string(MAX_RSS_BIN) + " -q -o - -- /bin/sh -c ";
+    out = run_program({"/bin/sh", "-c", run + "'echo hello' > " + file});
+    CHECK(out.err == "max_rss: -o: COMMAND wrote 6 bytes to stdout, where the output goes too: they are mixed (write "
+                     "the output to a file instead, or redirect COMMAND's stdout)\n");
+    out = run_program({"/bin/sh", "-c", run + "'echo hello >&2' > " + file});
+    CHECK(out.err == "hello\n");
+    std::remove(file.c_str());
 }
 
 TEST_CASE("plot option writes an HTML page with the timeline", "[cli][concurrent]") {

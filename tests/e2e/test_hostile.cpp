@@ -229,6 +229,26 @@ TEST_CASE("hostile: seccomp strict mode cannot work under ptrace: said in one li
     CHECK(sampled.out == "strict ok\n");
 }
 
+TEST_CASE("hostile: a program that meets ptrace (a debugger, strace) gets one line naming the way out",
+          "[hostile]") {
+    for (const char* mode : {"traceme", "attach"}) {
+        INFO(mode);
+        const Output direct = run_program({fixture("ptrace_child"), mode});
+        REQUIRE(direct.exit_code == 0);
+        const Output traced = run_max_rss({"--", fixture("ptrace_child"), mode});
+        CHECK(traced.exit_code == 1);
+        CHECK(traced.out == std::string(mode) + ": Operation not permitted\n");
+        const std::string request = std::string("ptrace(") + (mode[0] == 't' ? "PTRACE_TRACEME" : "PTRACE_ATTACH") + ")";
+        CHECK(traced.err.find(request + ": refused (Operation not permitted)") != std::string::npos);
+        CHECK(traced.err.find("--backend sample measures it untouched") != std::string::npos);
+        CHECK(traced.err.find("--backend ebpf") != std::string::npos);
+        const Output sampled = run_max_rss({"--backend", "sample", "--", fixture("ptrace_child"), mode});
+        CHECK(sampled.exit_code == 0);
+        CHECK(sampled.out == direct.out);
+        CHECK(sampled.err.find("ptrace(") == std::string::npos);
+    }
+}
+
 TEST_CASE("hostile: bench stops when told to, even when the program handles the signal", "[hostile][bench]") {
     // count_signals exits 0 on SIGTERM: before the fix bench went on with
     // the next runs and exited 0.

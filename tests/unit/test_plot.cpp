@@ -1,4 +1,5 @@
 #include <max_rss/report/plot.hpp>
+#include <max_rss/report/plot_bands.hpp>
 #include <max_rss/report/svg.hpp>
 
 #include <catch2/catch.hpp>
@@ -153,7 +154,9 @@ TEST_CASE("plot: legend, peak marks and caption", "[plot]") {
     CHECK(html.find(">cat</text>") != std::string::npos);
     CHECK(html.find("pid 102 · peak 3.0 MiB") != std::string::npos);
     CHECK(html.find("pid 100 · peak 2.0 MiB") != std::string::npos);
-    CHECK(html.find(">other (1 process)</text>") != std::string::npos);
+    // What no process was given: the shared pages, counted once, in a band of its own.
+    CHECK(html.find(">shared pages, counted once</text>") != std::string::npos);
+    CHECK(html.find("other process") == std::string::npos);
     CHECK(html.find("sed s/a/b/") == std::string::npos);
     // The band order bottom-up: touch (largest), then cat, then sh.
     CHECK(html.find("touch 10 (pid 101)") < html.find("cat (pid 102)"));
@@ -166,7 +169,8 @@ TEST_CASE("plot: legend, peak marks and caption", "[plot]") {
     CHECK(html.find("time (s)") != std::string::npos);
 
     CHECK(html.find("<b>tree peak 210.0 MiB (lower-bound)</b>") != std::string::npos);
-    CHECK(html.find("ru_maxrss of the root <b>200.0 MiB</b>") != std::string::npos);
+    CHECK(html.find("ru_maxrss <b>200.0 MiB</b> (what GNU time reports: the largest single process waited for)") !=
+          std::string::npos);
     CHECK(html.find("4 processes") != std::string::npos);
     CHECK(html.find("sampled every 100 ms (5 points)") != std::string::npos);
 }
@@ -198,16 +202,63 @@ TEST_CASE("plot: at most 7 process bands, the rest as other", "[plot]") {
     }
     const std::string html = render_plot_html(r);
     require_well_formed(svg_of(html));
-    CHECK(count(html, "<polygon") == 8);
+    CHECK(count(html, "<polygon") == 9);
     CHECK(html.find(">w9</text>") != std::string::npos);
     CHECK(html.find(">w3</text>") != std::string::npos);
     CHECK(html.find(">w2</text>") == std::string::npos);
-    CHECK(html.find(">other (3 processes)</text>") != std::string::npos);
-    // other = total - the chosen ones: 60 - (4 + ... + 10) = 11 MiB.
-    CHECK(html.find("at most 11.0 MiB at once") != std::string::npos);
-    // Colour-blind-safe palette, grey for other.
-    for (const char* colour : {"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#B8B8B8"})
+    // The other processes' own memory (1 + 2 + 3 MiB), apart from the rest of
+    // the total: 60 - 55 MiB, where points named as many as they could.
+    CHECK(html.find(">3 other processes</text>") != std::string::npos);
+    CHECK(html.find("their own memory, at most 6.0 MiB at once") != std::string::npos);
+    CHECK(html.find(">shared pages, small processes</text>") != std::string::npos);
+    CHECK(html.find("libraries, program files; at most 5.0 MiB") != std::string::npos);
+    // Colour-blind-safe palette, greys for the rest.
+    for (const char* colour : {"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#B8B8B8",
+                               "#E4E4E4"})
         CHECK(html.find(colour) != std::string::npos);
+}
+
+TEST_CASE("plot: bands add up to each point's total, each process only its own", "[plot]") {
+    const RunResult r = small_run();
+    const PlotBands split = plot_bands(r, 2);
+    // touch and cat get bands; sh (index 0) is another process; the rest is what nobody was given.
+    REQUIRE(split.bands.size() == 4);
+    CHECK(split.bands[0].process == 1);
+    CHECK(split.bands[1].process == 2);
+    CHECK(split.bands[2].kind == PlotBand::Kind::OtherProcesses);
+    CHECK(split.bands[2].processes == 1);
+    CHECK(split.bands[3].kind == PlotBand::Kind::Rest);
+    CHECK_FALSE(split.rest_has_processes);
+    for (size_t i = 0; i < r.timeline.points.size(); ++i) {
+        uint64_t sum = 0;
+        for (const auto& band : split.bands) sum += band.bytes[i];
+        CHECK(sum == r.timeline.points[i].total_bytes);
+    }
+    CHECK(split.bands[0].bytes[2] == 199 * MiB);
+    CHECK(split.bands[3].bytes[2] == 1 * MiB);
+}
+
+TEST_CASE("plot: legend labels keep the argument that tells processes apart", "[plot]") {
+    RunResult r = small_run();
+    const std::vector<std::string> cc1 = {"/usr/lib/gcc/x86_64-linux-gnu/12/cc1", "-quiet", "-imultiarch",
+                                          "x86_64-linux-gnu"};
+    for (const char* file : {"alpha.c", "beta.c"}) {
+        std::vector<std::string> argv = cc1;
+        argv.insert(argv.end(), {file, "-O2"});
+        r.processes.push_back(process(static_cast<pid_t>(200 + r.processes.size()), 100, {program(argv)}, {30 * MiB}));
+        r.timeline.points[2].top.emplace_back(static_cast<uint32_t>(r.processes.size() - 1), 1 * MiB);
+    }
+    const std::string html = render_plot_html(r);
+    CHECK(html.find(">cc1 … alpha.c</text>") != std::string::npos);
+    CHECK(html.find(">cc1 … beta.c</text>") != std::string::npos);
+}
+
+TEST_CASE("plot: --interval 0 is said as such", "[plot]") {
+    RunResult r = small_run();
+    r.timeline.interval_ns = 0;
+    const std::string html = render_plot_html(r);
+    CHECK(html.find("no periodic sampling (--interval 0): 5 snapshots taken as processes exited") != std::string::npos);
+    CHECK(html.find("unknown") == std::string::npos);
 }
 
 TEST_CASE("plot: GiB for peaks of a GiB or more", "[plot]") {

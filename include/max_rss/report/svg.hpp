@@ -19,9 +19,6 @@ namespace svg {
 // A coordinate for SVG: one decimal is finer than a pixel.
 std::string px(double v);
 
-// Cuts text to at most max_chars (>= 1) characters, UTF-8 aware, ending in "…".
-std::string truncate(const std::string& text, size_t max_chars);
-
 // An axis from 0 to top with ticks at multiples of step.
 struct Ticks {
     double step = 1;

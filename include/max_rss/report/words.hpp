@@ -11,6 +11,10 @@ namespace max_rss {
 // One line, e.g. "pid 12: no stop could be measured".
 std::string describe(const Warning& warning);
 
+// The --backend choices that measure a program without ptrace, for advice:
+// "--backend sample" (a backend added later that avoids ptrace joins it).
+std::string backends_without_ptrace();
+
 // Why PTRACE_SEIZE failed with seize_errno, for a user.
 std::string describe_ptrace_refusal(int seize_errno);
 

@@ -5,6 +5,7 @@
 #include <max_rss/model.hpp>
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,6 +23,12 @@ std::string describe_exit(const ExitStatus& exit);
 // padded columns of tables and trees hold: digits, box drawing, "×", "…").
 size_t display_width(std::string_view text);
 
+// text cut to at most max_columns (as display_width counts them), ending in
+// "…" when anything was cut (spaces before it dropped); never splits a UTF-8
+// sequence. max_columns 0
+// gives "".
+std::string truncate_to_width(std::string_view text, size_t max_columns);
+
 // A word as a POSIX shell reads it back: unchanged when every character is
 // plain ([A-Za-z0-9_@%+=:,./-]), else single-quoted ('it'\''s').
 std::string shell_quote(std::string_view word);
@@ -32,5 +39,11 @@ std::string shell_join(std::span<const std::string> words);
 bool no_color_set();
 // Colour on what goes to fd: it is a terminal and !no_color_set().
 bool color_wanted(int fd);
+
+// How many columns a line written to fd may take, the way POSIX tools decide:
+// $COLUMNS when it is a positive number (the user's stated preference), else
+// the terminal's width (TIOCGWINSZ) when fd is a terminal, else nullopt (a
+// file, a pipe, a CI log: no width, nothing is cut).
+std::optional<size_t> output_columns(int fd);
 
 }  // namespace max_rss

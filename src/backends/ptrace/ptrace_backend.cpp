@@ -62,6 +62,7 @@ private:
     void on_seccomp(pid_t tid);
     void on_exec(pid_t tid);
     bool brk_lowers(pid_t tid);
+    void on_ptrace_call(pid_t tid);
     void on_exit_stop(pid_t tid);
     void on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage);
     void hold(pid_t tid);
@@ -87,6 +88,7 @@ private:
     // The last break each process asked for (by process record index; an
     // exec starts a new one): a brk below it may free memory.
     std::unordered_map<uint32_t, unsigned long> brk_;
+    bool ptrace_refused_ = false;  // said once a run: the advice is the same for every caller
 };
 
 void PtraceBackend::run(RunContext& context) {
@@ -264,6 +266,9 @@ void PtraceBackend::on_seccomp(pid_t tid) {
                       "under max_rss's ptrace backend: measure it with --backend sample",
                       tid);
             break;
+        case StopTag::Ptrace:
+            on_ptrace_call(tid);
+            break;
         default:
             // A SECCOMP_RET_TRACE of the program's own filter: without max_rss
             // nobody would trace it, and the kernel fails the call with ENOSYS.
@@ -282,6 +287,29 @@ bool PtraceBackend::brk_lowers(pid_t tid) {
     const bool lowers = !first && *wanted < it->second;
     it->second = *wanted;
     return lowers;
+}
+
+// A task can have one tracer, and every task of the tree has max_rss: the
+// kernel refuses (EPERM) PTRACE_TRACEME from any of them, and an attach to
+// any of them. The program's own error message rarely says why, so the
+// summary does, once a run (strace probes with several processes, and
+// LeakSanitizer attaches to every thread). An attach to a process outside the
+// tree may succeed: nothing is said.
+void PtraceBackend::on_ptrace_call(pid_t tid) {
+    PtraceCall call;
+    if (!read_ptrace_call(tid, call)) return;
+    const char* request = call.request == PTRACE_TRACEME  ? "PTRACE_TRACEME"
+                          : call.request == PTRACE_ATTACH ? "PTRACE_ATTACH"
+                          : call.request == PTRACE_SEIZE  ? "PTRACE_SEIZE"
+                                                          : nullptr;
+    if (!request) return;
+    Recorder& recorder = context_->recorder;
+    if (call.request != PTRACE_TRACEME && !recorder.table().task(call.target)) return;
+    if (ptrace_refused_) return;
+    ptrace_refused_ = true;
+    const TaskEntry* caller = recorder.table().task(tid);
+    const pid_t pid = caller ? recorder.table().process(caller->process).pid : tid;
+    recorder.warn(Warning{Warning::Kind::PtraceRefused, pid, 0, 0, EPERM, request});
 }
 
 void PtraceBackend::on_exec(pid_t tid) {

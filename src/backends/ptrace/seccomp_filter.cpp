@@ -5,6 +5,7 @@
 #include <linux/seccomp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 
 #include <cstddef>
@@ -66,6 +67,9 @@ SeccompFilter::SeccompFilter() {
         {__NR_mmap, StopTag::Release, {{Op::AnyBit, 3, MAP_FIXED}, {Op::AnyBit, 3, MAP_ANONYMOUS}}},
         {__NR_fallocate, StopTag::Release, {{Op::AnyBit, 1, FALLOC_FL_PUNCH_HOLE}}},
         {__NR_brk, StopTag::Brk, {}},
+        {__NR_ptrace, StopTag::Ptrace, {{Op::Equals, 0, PTRACE_TRACEME}}},
+        {__NR_ptrace, StopTag::Ptrace, {{Op::Equals, 0, PTRACE_ATTACH}}},
+        {__NR_ptrace, StopTag::Ptrace, {{Op::Equals, 0, PTRACE_SEIZE}}},
     };
     // Native x86-64: the rules below. i386 compat: only execve/execveat (11,
     // 358) stop; nothing else is looked at for 32-bit programs.

@@ -20,6 +20,9 @@
 // (the dynamic loader does it ~3 times a library, over its own empty
 // reservation), MADV_FREE (pages stay resident until the kernel reclaims
 // them), io_uring's madvise, reclaim and swap-out under memory pressure.
+//   Ptrace     ptrace(PTRACE_TRACEME, PTRACE_ATTACH or PTRACE_SEIZE): refused
+//              (EPERM) when the caller or the target is traced by max_rss; it
+//              says so. Other requests (a debugger's PEEK and POKE) never stop.
 // Any other tag comes from a filter of the program's own: max_rss then does
 // what the kernel does for a SECCOMP_RET_TRACE with no tracer (ENOSYS).
 #pragma once
@@ -38,6 +41,7 @@ enum class StopTag : uint16_t {
     Strict = 0x4d04,
     Release = 0x4d05,
     Brk = 0x4d06,
+    Ptrace = 0x4d07,
 };
 
 // Built before fork: the child only hands fprog() to seccomp(2).

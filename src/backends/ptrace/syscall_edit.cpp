@@ -46,11 +46,20 @@ bool fail_syscall(pid_t tid, int err) {
     return ::ptrace(PTRACE_SETREGS, tid, nullptr, &regs) == 0;
 }
 
+bool read_ptrace_call(pid_t tid, PtraceCall& call) {
+    user_regs_struct regs{};
+    if (::ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0) return false;
+    call.request = static_cast<long>(regs.rdi);
+    call.target = static_cast<pid_t>(regs.rsi);
+    return true;
+}
+
 #else
 
 bool clear_clone_untraced(pid_t, bool) { return false; }
 std::optional<unsigned long> first_argument(pid_t) { return std::nullopt; }
 bool fail_syscall(pid_t, int) { return false; }
+bool read_ptrace_call(pid_t, PtraceCall&) { return false; }
 
 #endif
 

@@ -19,4 +19,12 @@ std::optional<unsigned long> first_argument(pid_t tid);
 // The call is skipped and returns -err.
 bool fail_syscall(pid_t tid, int err);
 
+// The request and the target pid of the ptrace(2) call tid is stopped at the
+// entry of; false when they cannot be read.
+struct PtraceCall {
+    long request = 0;
+    pid_t target = 0;
+};
+bool read_ptrace_call(pid_t tid, PtraceCall& call);
+
 }  // namespace max_rss::ptrace_backend
