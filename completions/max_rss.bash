@@ -7,7 +7,7 @@
 # Every option of `max_rss [bench|compare] --help` must be in the lists below:
 # tests/install/check_install.sh completes each mode and fails otherwise.
 
-_max_rss_run_opts='-o --output -q --quiet -v --verbose --interval --plot --backend --tree --cgroup --budget
+_max_rss_run_opts='-o --output -q --quiet -v --verbose --interval --plot --backend --tree --wide --tree-min --tree-depth --cgroup --budget
   -h --help -V --version'
 _max_rss_bench_opts='-r --runs -m --min-runs -M --max-runs -w --warmup -n --command-name -s --setup
   -p --prepare -c --cleanup -P --parameter-scan -D --parameter-step-size -L --parameter-list --reference
@@ -17,7 +17,7 @@ _max_rss_bench_opts='-r --runs -m --min-runs -M --max-runs -w --warmup -n --comm
 _max_rss_compare_opts='-t --threshold --min-change --significance --allow-missing --markdown --json
   --baseline -h --help'
 # Options that take a value in the next word (or after '=').
-_max_rss_run_valued='-o --output --interval --plot --backend --budget'
+_max_rss_run_valued='-o --output --interval --plot --backend --budget --tree-min --tree-depth'
 _max_rss_bench_valued='-r --runs -m --min-runs -M --max-runs -w --warmup -n --command-name -s --setup
   -p --prepare -c --cleanup -P --parameter-scan -D --parameter-step-size -L --parameter-list --reference
   --sort -S --shell --backend --style --export-json --export-markdown --export-asciidoc --export-csv

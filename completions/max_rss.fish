@@ -6,7 +6,7 @@
 # otherwise.
 
 # Options that take their value in the next word, per mode.
-set -g __max_rss_run_valued -o --output --interval --plot --backend --budget
+set -g __max_rss_run_valued -o --output --interval --plot --backend --budget --tree-min --tree-depth
 set -g __max_rss_bench_valued -r --runs -m --min-runs -M --max-runs -w --warmup -n --command-name \
     -s --setup -p --prepare -c --cleanup -P --parameter-scan -D --parameter-step-size -L --parameter-list \
     --reference --sort -S --shell --backend --style --export-json --export-markdown --export-asciidoc \
@@ -105,6 +105,9 @@ complete -c max_rss -n $run -l plot -r -F -d 'Draw memory over time into an HTML
 complete -c max_rss -n $run -l backend -x -a 'ptrace\t"stop each process at birth, exec and exit (default)"
     sample\t"no ptrace, read /proc every --interval" ebpf\t"follow the tree with eBPF, no ptrace"' -d 'How to follow the tree'
 complete -c max_rss -n $run -l tree -d "Print the process tree with each process's peak"
+complete -c max_rss -n $run -l wide -d 'Never cut tree lines to the width (implies --tree)'
+complete -c max_rss -n $run -l tree-min -x -d 'Hide processes whose peak is below SIZE (implies --tree)'
+complete -c max_rss -n $run -l tree-depth -x -d 'Show N levels of the tree below the root (implies --tree)'
 complete -c max_rss -n $run -l cgroup -d 'Also run the tree in a memory cgroup and report its peak'
 complete -c max_rss -n $run -l budget -x -d 'Exit 3 when the tree peak exceeds SIZE (512MiB, 1.5GiB)'
 complete -c max_rss -n $run -s h -l help -d 'Print the options'

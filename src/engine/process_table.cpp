@@ -9,7 +9,7 @@ uint32_t ProcessTable::add_process(Process p, uint32_t parent_index, SampledProc
     const auto index = static_cast<uint32_t>(processes_.size() - 1);
     sampled.index = index;
     sampled.family = kNoFamily;
-    live_[pid] = LiveProcess{0, sampled, 0, pid, kNoFamily, false};
+    live_[pid] = LiveProcess{0, sampled, 0, pid, kNoFamily, false, 0};
     return index;
 }
 

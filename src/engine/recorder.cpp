@@ -318,18 +318,21 @@ void Recorder::snapshot(SnapshotCause cause) {
     }
     last_snapshot_ns_ = t;
     SnapshotSum sum;
-    std::vector<FamilyMember> members;  // of families with two or more live members
+    std::unordered_map<uint32_t, FamilyTally> families;  // those with two or more live members
     for (auto& [pid, process] : live) {
         if (process.mm_released) continue;
         const auto statm = probe_.statm(process.reader_tid);
         if (!statm) continue;
         process.max_resident_bytes = std::max(process.max_resident_bytes, statm->resident_bytes);
-        if (table_.family_size(process.sampled.family) > 1)
-            members.push_back(FamilyMember{process.sampled, *statm, std::nullopt});
-        else
+        if (table_.family_size(process.sampled.family) > 1) {
+            families[process.sampled.family].add(process.sampled, *statm);
+            sum.add_member_shared(process.sampled, *statm);
+            process.family_lower_bytes = member_lower_bytes(process.sampled, *statm);
+        } else {
             sum.add_alone(process.sampled, *statm);
+        }
     }
-    if (!members.empty()) add_families(sum, members);
+    if (!families.empty()) add_families(sum, families);
     SnapshotTotal total = std::move(sum).finish();
     last_snapshot_cost_ns_ = now_ns() - t;
     last_snapshot_processes_ = live.size();
@@ -341,30 +344,29 @@ void Recorder::snapshot(SnapshotCause cause) {
                    options_.max_timeline_points);
 }
 
-void Recorder::add_families(SnapshotSum& sum, std::vector<FamilyMember>& members) {
-    std::sort(members.begin(), members.end(),
-              [](const FamilyMember& a, const FamilyMember& b) { return a.how.family < b.how.family; });
-    std::vector<std::span<FamilyMember>> families;
-    for (size_t i = 0; i < members.size();) {
-        size_t j = i;
-        while (j < members.size() && members[j].how.family == members[i].how.family) ++j;
-        families.emplace_back(members.data() + i, j - i);
-        i = j;
-    }
+void Recorder::add_families(SnapshotSum& sum, std::unordered_map<uint32_t, FamilyTally>& families) {
+    uint64_t families_upper_bytes = 0;
+    for (const auto& [id, family] : families) families_upper_bytes += family.bounds().upper_bytes;
     // Even counting every shared page in every member, this moment is not
     // above the best so far: nothing to resolve (the usual case between the
     // tree's peaks). Else Pss_Anon, summed over a family, counts each of its
     // pages exactly once.
-    const bool could_be_peak = sum.upper_with(members) > tally_.best_bytes.value_or(0);
-    if (could_be_peak && policy::snapshot_affordable(snapshot_spent_ns_, now_ns(), 0)) {
-        for (FamilyMember& m : members) {
-            const Process& p = table_.process(m.how.index);
-            const LiveProcess* lp = table_.live(p.pid);
-            const auto smaps = probe_.smaps_rollup(lp ? lp->reader_tid : p.pid);
-            if (smaps) m.pss_anon_bytes = smaps->pss_anon_bytes;
+    const bool could_be_peak = sum.upper_with(families_upper_bytes) > tally_.best_bytes.value_or(0);
+    const bool resolve = could_be_peak && policy::snapshot_affordable(snapshot_spent_ns_, now_ns(), 0);
+    for (auto& [pid, process] : table_.live_processes()) {
+        if (process.mm_released) continue;
+        auto it = families.find(process.sampled.family);
+        if (it == families.end()) continue;
+        if (!resolve) {
+            sum.add_contributor(process.sampled.index, process.family_lower_bytes);
+            continue;
         }
+        const auto smaps = probe_.smaps_rollup(process.reader_tid);
+        const std::optional<uint64_t> pss = smaps ? smaps->pss_anon_bytes : std::nullopt;
+        it->second.add_pss_anon(pss);
+        sum.add_contributor(process.sampled.index, pss.value_or(process.family_lower_bytes));
     }
-    for (const auto& family : families) sum.add_family(family);
+    for (const auto& [id, family] : families) sum.add_family(family);
 }
 
 RunResult Recorder::finish() {

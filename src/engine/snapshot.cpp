@@ -7,33 +7,48 @@ namespace {
 
 uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
-// What a forked member made after its fork: pages new to the family.
-uint64_t growth_bytes(const FamilyMember& m) {
-    return minus(anon_bytes(m.statm), anon_bytes(m.how.inherited));
-}
-
-bool resolved(std::span<const FamilyMember> members) {
-    return std::all_of(members.begin(), members.end(), [](const FamilyMember& m) { return m.pss_anon_bytes.has_value(); });
-}
-
 }  // namespace
 
 uint64_t anon_bytes(const StatmSample& s) { return minus(s.resident_bytes, s.shared_bytes); }
 
-ByteBounds family_bounds(std::span<const FamilyMember> members) {
-    ByteBounds b;
-    uint64_t largest = 0, head_and_growth = 0;
-    for (const FamilyMember& m : members) {
-        const uint64_t anon = anon_bytes(m.statm);
-        b.upper_bytes += anon;
-        largest = std::max(largest, anon);
-        head_and_growth += m.how.origin == ImageOrigin::Exec ? anon : growth_bytes(m);
-    }
-    b.lower_bytes = std::max(largest, head_and_growth);
-    return b;
+uint64_t member_lower_bytes(const SampledProcess& how, const StatmSample& now) {
+    if (how.origin == ImageOrigin::Exec) return anon_bytes(now);
+    return minus(anon_bytes(now), anon_bytes(how.inherited));  // what it made after its fork
 }
 
-void SnapshotSum::add_top(uint32_t index, uint64_t bytes) {
+void FamilyTally::add(const SampledProcess& how, const StatmSample& now) {
+    const uint64_t anon = anon_bytes(now);
+    members_++;
+    sum_anon_bytes_ += anon;
+    largest_anon_bytes_ = std::max(largest_anon_bytes_, anon);
+    head_and_growth_bytes_ += member_lower_bytes(how, now);
+}
+
+void FamilyTally::add_pss_anon(std::optional<uint64_t> bytes) {
+    if (!bytes) {
+        pss_failed_ = true;
+        return;
+    }
+    pss_members_++;
+    pss_anon_bytes_ += *bytes;
+}
+
+ByteBounds FamilyTally::bounds() const {
+    return ByteBounds{std::max(largest_anon_bytes_, head_and_growth_bytes_), sum_anon_bytes_};
+}
+
+std::optional<uint64_t> FamilyTally::exact_bytes() const {
+    if (pss_failed_ || members_ == 0 || pss_members_ != members_) return std::nullopt;
+    return pss_anon_bytes_;
+}
+
+ByteBounds family_bounds(std::span<const FamilyMember> members) {
+    FamilyTally t;
+    for (const FamilyMember& m : members) t.add(m.how, m.statm);
+    return t.bounds();
+}
+
+void SnapshotSum::add_contributor(uint32_t index, uint64_t bytes) {
     if (bytes == 0 || top_n_ == 0) return;
     auto smaller = [](const auto& a, const auto& b) { return a.second > b.second; };  // min-heap
     if (top_.size() < top_n_) {
@@ -46,7 +61,7 @@ void SnapshotSum::add_top(uint32_t index, uint64_t bytes) {
     }
 }
 
-void SnapshotSum::add_shared(const SampledProcess& process, const StatmSample& sample) {
+void SnapshotSum::add_member_shared(const SampledProcess& process, const StatmSample& sample) {
     // File-backed and shmem pages are mostly the same pages in several
     // processes (libraries, MAP_SHARED): counted once, as the largest set.
     if (process.origin != ImageOrigin::SharedMm)
@@ -57,34 +72,32 @@ void SnapshotSum::add_alone(const SampledProcess& process, const StatmSample& sa
     const uint64_t own = process.origin == ImageOrigin::SharedMm ? 0 : anon_bytes(sample);
     lower_total_bytes_ += own;
     upper_total_bytes_ += own;
-    add_shared(process, sample);
-    add_top(process.index, own);
+    add_member_shared(process, sample);
+    add_contributor(process.index, own);
+}
+
+void SnapshotSum::add_family(const FamilyTally& family) {
+    if (const auto exact = family.exact_bytes()) {
+        lower_total_bytes_ += *exact;
+        upper_total_bytes_ += *exact;
+        return;
+    }
+    const ByteBounds b = family.bounds();
+    lower_total_bytes_ += b.lower_bytes;
+    upper_total_bytes_ += b.upper_bytes;
 }
 
 void SnapshotSum::add_family(std::span<const FamilyMember> members) {
-    for (const FamilyMember& m : members) add_shared(m.how, m.statm);
-    if (resolved(members)) {
-        for (const FamilyMember& m : members) {
-            lower_total_bytes_ += *m.pss_anon_bytes;
-            upper_total_bytes_ += *m.pss_anon_bytes;
-            add_top(m.how.index, *m.pss_anon_bytes);
-        }
-        return;
-    }
-    const ByteBounds b = family_bounds(members);
-    lower_total_bytes_ += b.lower_bytes;
-    upper_total_bytes_ += b.upper_bytes;
-    for (const FamilyMember& m : members)
-        add_top(m.how.index, m.how.origin == ImageOrigin::Exec ? anon_bytes(m.statm) : growth_bytes(m));
-}
-
-uint64_t SnapshotSum::upper_with(std::span<const FamilyMember> members) const {
-    uint64_t anon = 0, shared = largest_shared_bytes_;
+    FamilyTally tally;
     for (const FamilyMember& m : members) {
-        anon += anon_bytes(m.statm);
-        if (m.how.origin != ImageOrigin::SharedMm) shared = std::max(shared, m.statm.shared_bytes);
+        add_member_shared(m.how, m.statm);
+        tally.add(m.how, m.statm);
     }
-    return upper_total_bytes_ + anon + shared;
+    for (const FamilyMember& m : members) tally.add_pss_anon(m.pss_anon_bytes);
+    const bool exact = tally.exact_bytes().has_value();
+    for (const FamilyMember& m : members)
+        add_contributor(m.how.index, exact ? *m.pss_anon_bytes : member_lower_bytes(m.how, m.statm));
+    add_family(tally);
 }
 
 SnapshotTotal SnapshotSum::finish() && {

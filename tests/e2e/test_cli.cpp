@@ -287,7 +287,7 @@ TEST_CASE("tree lines fit $COLUMNS unless --wide", "[cli]") {
     CHECK(out.err.find(long_arg) != std::string::npos);
 }
 
-TEST_CASE("-o -: what the program printed to the same stdout is said to be mixed with the report", "[cli]") {
+TEST_CASE("the report on stdout (-o -): what the program printed there is said to be mixed with it", "[cli]") {
     // Not with -q: a pipe cannot tell whether the program wrote to it.
     auto out = run_max_rss({"-q", "-o", "-", "--", "/bin/sh", "-c", "echo hello"});
     CHECK(out.err.empty());

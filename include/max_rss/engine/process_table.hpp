@@ -39,6 +39,8 @@ struct LiveProcess {
     // Past its final exit stop: its address space is gone, it holds nothing
     // until it is reaped.
     bool mm_released = false;
+    // In a fork family: what it adds by the lower bound, at the last snapshot.
+    uint64_t family_lower_bytes = 0;
 };
 
 class ProcessTable {

@@ -30,6 +30,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -136,9 +137,9 @@ private:
     // policy::snapshot_affordable), or from the timer (policy::snapshot_gap_ns).
     enum class SnapshotCause : uint8_t { Release, Timer };
     void snapshot(SnapshotCause cause);
-    // Adds the fork families of members (sorted by family) to sum: exactly
-    // (smaps_rollup) when they could lift the snapshot above the best so far.
-    void add_families(SnapshotSum& sum, std::vector<FamilyMember>& members);
+    // Adds the fork families to sum: exactly (smaps_rollup of each member)
+    // when they could lift the snapshot above the best so far.
+    void add_families(SnapshotSum& sum, std::unordered_map<uint32_t, FamilyTally>& families);
     std::shared_ptr<const Program> intern(Program program);
 
     RecorderOptions options_;

@@ -46,24 +46,48 @@ struct SampledProcess {
 // no live relative shares them).
 uint64_t anon_bytes(const StatmSample& s);
 
-// One member of a fork family with two or more live members.
-struct FamilyMember {
-    SampledProcess how;
-    StatmSample statm;
-    std::optional<uint64_t> pss_anon_bytes;  // smaps_rollup, when it was read
-};
-
 struct ByteBounds {
     uint64_t lower_bytes = 0;
     uint64_t upper_bytes = 0;
 };
 
-// The family's distinct anonymous pages from statm alone (pure):
+// One fork family with two or more live members, streamed one member at a
+// time (O(1) memory whatever its size). From statm alone, bounds on its
+// distinct anonymous pages:
 //  upper: every member's anonymous pages in full (shared pages many times);
 //  lower: the larger of the largest member's pages, and the family's exec'd
 //         head (if alive) plus what each forked member grew beyond what it
 //         inherited (pages made after a fork are new; copy-on-write copies
 //         and pages replacing inherited ones are not seen).
+// With every member's smaps_rollup Pss_Anon added, the exact count.
+class FamilyTally {
+public:
+    void add(const SampledProcess& how, const StatmSample& now);
+    // A member's Pss_Anon (nullopt: could not be read, the family stays bounds).
+    void add_pss_anon(std::optional<uint64_t> bytes);
+    [[nodiscard]] ByteBounds bounds() const;
+    [[nodiscard]] std::optional<uint64_t> exact_bytes() const;
+
+private:
+    uint64_t members_ = 0;
+    uint64_t sum_anon_bytes_ = 0;
+    uint64_t largest_anon_bytes_ = 0;
+    uint64_t head_and_growth_bytes_ = 0;
+    uint64_t pss_members_ = 0;
+    uint64_t pss_anon_bytes_ = 0;
+    bool pss_failed_ = false;
+};
+
+// What a member adds by the lower bound: a head its pages, a forked member
+// what it grew beyond what it inherited.
+uint64_t member_lower_bytes(const SampledProcess& how, const StatmSample& now);
+
+// One member, for tests and small callers.
+struct FamilyMember {
+    SampledProcess how;
+    StatmSample statm;
+    std::optional<uint64_t> pss_anon_bytes;  // smaps_rollup, when it was read
+};
 ByteBounds family_bounds(std::span<const FamilyMember> members);
 
 // The tree's total at one moment: exact when every family's sharing was
@@ -84,17 +108,23 @@ public:
     // A process sharing no anonymous page with a live relative (or owning
     // nothing: SharedMm).
     void add_alone(const SampledProcess& process, const StatmSample& sample);
-    // A whole fork family. Exact when every member's pss_anon_bytes is known;
-    // else its family_bounds.
+    // A fork family member's file-backed/shmem part (its anonymous part comes
+    // with its family's tally).
+    void add_member_shared(const SampledProcess& process, const StatmSample& sample);
+    // A whole fork family: exact when resolved, else its bounds.
+    void add_family(const FamilyTally& family);
+    // A whole fork family at once (members' shared parts, tally, contributors).
     void add_family(std::span<const FamilyMember> members);
-    // The upper bound of the total if members (of any families) were added
-    // unresolved.
-    [[nodiscard]] uint64_t upper_with(std::span<const FamilyMember> members) const;
+    // A process's part, for the largest contributors.
+    void add_contributor(uint32_t index, uint64_t bytes);
+    // The upper bound of the total if families adding families_upper_bytes
+    // were added unresolved (their shared parts already added).
+    [[nodiscard]] uint64_t upper_with(uint64_t families_upper_bytes) const {
+        return upper_total_bytes_ + families_upper_bytes + largest_shared_bytes_;
+    }
     SnapshotTotal finish() &&;  // top sorted largest first
 
 private:
-    void add_shared(const SampledProcess& process, const StatmSample& sample);
-    void add_top(uint32_t index, uint64_t bytes);
     size_t top_n_;
     uint64_t lower_total_bytes_ = 0;
     uint64_t upper_total_bytes_ = 0;
