@@ -55,6 +55,8 @@ int wait_exit_code(pid_t pid, double timeout_seconds = 60);
 std::vector<pid_t> children_of(pid_t pid);
 // The one-letter state of pid from /proc/<pid>/stat ('?' when gone).
 char process_state(pid_t pid);
+// Where /proc/PID/exe points ("" when it cannot be read): shows an exec.
+std::string exe_of(pid_t pid);
 
 std::string read_text_file(const std::string& path);
 std::string temp_path(const std::string& name);
