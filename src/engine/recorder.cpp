@@ -66,13 +66,9 @@ uint32_t Recorder::new_process(pid_t pid, pid_t ppid, ImageOrigin origin, std::s
         // Its pages are its creator's (or, for a vfork child's fork, those of
         // the mm it borrowed) until it writes them.
         uint32_t family = kNoFamily;
-        for (pid_t owner = ppid; owner != 0 && family == kNoFamily;) {
-            const LiveProcess* creator = table_.live(owner);
-            if (!creator) break;
-            family = creator->sampled.family;
-            const Process& cp = table_.process(creator->sampled.index);
-            if (!cp.shares_mm_with || *cp.shares_mm_with == owner) break;
-            owner = *cp.shares_mm_with;
+        if (const Process* creator = live_process(ppid)) {
+            const LiveProcess* owner = table_.live(creator->shares_mm_with.value_or(ppid));
+            if (owner) family = owner->sampled.family;
         }
         table_.live(pid)->fork_family = family != kNoFamily ? family : index;
     }
