@@ -8,6 +8,7 @@
 #include <max_rss/backends/backend.hpp>
 #include <max_rss/engine/measure.hpp>
 #include <max_rss/os/launch.hpp>
+#include <max_rss/procfs/procfs.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -63,6 +64,14 @@ bool has_warning(const RunResult& r, Warning::Kind kind) {
 
 TEST_CASE("ebpf: one process's peak, freed or not before exit, and its exit status", "[ebpf]") {
     if (skipped()) return;
+    // wait4's ru_maxrss of the root counts its image before exec too: a
+    // fork of this test process (fat under AddressSanitizer, which keeps
+    // the kernel BTF libbpf parsed). It is what the kernel says, so it is
+    // checked against the larger of the two, not against the program alone.
+    const auto own = procfs::read_status(::getpid());
+    REQUIRE(own);
+    REQUIRE(own->rss_bytes);
+    const double spawner_mib = mib(*own->rss_bytes);
     auto r = run_ebpf({fixture("touch"), "100"});
     CHECK(r.backend == BackendKind::Ebpf);
     CHECK(r.exit.code == 0);
@@ -70,7 +79,8 @@ TEST_CASE("ebpf: one process's peak, freed or not before exit, and its exit stat
     check_mib_near(r.peak.tree_bytes, 100);
     CHECK(r.processes[0].images.at(0).program->argv == std::vector<std::string>{fixture("touch"), "100"});
     REQUIRE(r.ru_maxrss_bytes);
-    check_mib_near(*r.ru_maxrss_bytes, 100);
+    CHECK(mib(*r.ru_maxrss_bytes) >= 100 - 0.5);
+    CHECK(mib(*r.ru_maxrss_bytes) <= std::max(100.0, spawner_mib) + 2.5);
 
     auto freed = run_ebpf({fixture("touch_free_touch"), "200", "10"});
     check_mib_near(freed.peak.tree_bytes, 200);
