@@ -4,7 +4,9 @@
 # usage: bench/overhead.sh [--set loads|scaling] [BUILD_DIR] [ROUNDS]
 #        (defaults: loads, build, 5)
 #
-# --set loads:   the five load shapes below (the targets in docs/performance.md)
+# --set loads:   the five load shapes below (the targets in docs/performance.md),
+#                after /bin/true: a tool's fixed cost per run (its "added ms"),
+#                which is what a short load's ratio mostly shows
 # --set scaling: 10,000 processes or threads, from the test fixtures: the
 #                cost of very wide and very long trees (what the reliability
 #                tests run, timed here against the untraced program instead)
@@ -39,6 +41,7 @@ case $SET in
   loads)
     LOADS_DIR=$BUILD/bench-loads
     LOADS=(
+      "startup (/bin/true)|/bin/true"
       "fork-heavy|fork_loop 2000"
       "exec-heavy|fork_exec_loop 1000"
       "thread-heavy|thread_loop 5000"
@@ -58,6 +61,7 @@ esac
 
 for spec in "${LOADS[@]}"; do
   prog=${spec#*|}; prog=${prog%% *}
+  [[ $prog == /* ]] && continue
   if [[ ! -x $LOADS_DIR/$prog ]]; then
     echo "overhead.sh: $LOADS_DIR/$prog not found; build the max_rss_bench_loads (or, for --set scaling, max_rss_fixtures) target first" >&2
     exit 1
@@ -128,7 +132,7 @@ ROWS=()   # "label|tool|median|min|max|untraced_ms|traced_ms"
 for spec in "${LOADS[@]}"; do
   label=${spec%%|*}
   read -r -a load <<<"${spec#*|}"
-  load[0]=$LOADS_DIR/${load[0]}
+  [[ ${load[0]} == /* ]] || load[0]=$LOADS_DIR/${load[0]}
   for tool in "${TOOLS[@]}"; do
     traced_cmd "$tool" "${load[@]}"
     echo "overhead.sh: $label: ${load[*]##*/} under $tool, $ROUNDS rounds" >&2
@@ -150,18 +154,18 @@ for spec in "${LOADS[@]}"; do
 done
 
 echo
-printf '%-26s %-8s %12s %8s %8s %14s %12s\n' load tool "median ratio" min max "untraced ms" "traced ms"
+printf '%-26s %-8s %12s %8s %8s %14s %12s %10s\n' load tool "median ratio" min max "untraced ms" "traced ms" "added ms"
 for row in "${ROWS[@]}"; do
   IFS='|' read -r label tool med mn mx ms tms <<<"$row"
-  printf '%-26s %-8s %11.3fx %7.3fx %7.3fx %14s %12s\n' "$label" "$tool" "$med" "$mn" "$mx" "$ms" "$tms"
+  printf '%-26s %-8s %11.3fx %7.3fx %7.3fx %14s %12s %10.1f\n' "$label" "$tool" "$med" "$mn" "$mx" "$ms" "$tms" "$(awk -v a="$ms" -v b="$tms" 'BEGIN { print b - a }')"
 done
 
 echo
 echo "Overhead ($ROUNDS alternating rounds; ratio = traced / untraced wall time)"
 echo
-echo "| load | tool | median ratio | min | max | untraced median (ms) | traced median (ms) |"
-echo "|---|---|---:|---:|---:|---:|---:|"
+echo "| load | tool | median ratio | min | max | untraced median (ms) | traced median (ms) | added (ms) |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|"
 for row in "${ROWS[@]}"; do
   IFS='|' read -r label tool med mn mx ms tms <<<"$row"
-  printf '| %s | %s | %.3fx | %.3fx | %.3fx | %s | %s |\n' "$label" "$tool" "$med" "$mn" "$mx" "$ms" "$tms"
+  printf '| %s | %s | %.3fx | %.3fx | %.3fx | %s | %s | %.1f |\n' "$label" "$tool" "$med" "$mn" "$mx" "$ms" "$tms" "$(awk -v a="$ms" -v b="$tms" 'BEGIN { print b - a }')"
 done

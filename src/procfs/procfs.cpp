@@ -138,6 +138,34 @@ std::optional<Statm> parse_statm(std::string_view text, uint64_t page_size_bytes
     return Statm{*fields[1] * page_size_bytes, *fields[2] * page_size_bytes};
 }
 
+std::vector<MapsRange> parse_maps_ranges(std::string_view text, std::string_view path) {
+    // "start-end perms offset dev inode   path\n" (hex addresses); the path
+    // is everything after the inode's padding.
+    std::vector<MapsRange> ranges;
+    while (!text.empty()) {
+        const size_t newline = text.find('\n');
+        if (newline == std::string_view::npos) break;  // cut short
+        std::string_view line = text.substr(0, newline);
+        text.remove_prefix(newline + 1);
+        std::string_view fields[6];
+        size_t n = 0;
+        for (; n < 5; ++n) {
+            line = trim(line);
+            const size_t space = line.find(' ');
+            if (space == std::string_view::npos) break;
+            fields[n] = line.substr(0, space);
+            line.remove_prefix(space);
+        }
+        if (n < 5 || trim(line) != path) continue;
+        const size_t dash = fields[0].find('-');
+        if (dash == std::string_view::npos) continue;
+        const auto start = parse_hex_mask(fields[0].substr(0, dash));
+        const auto end = parse_hex_mask(fields[0].substr(dash + 1));
+        if (start && end && *start < *end) ranges.push_back(MapsRange{*start, *end});
+    }
+    return ranges;
+}
+
 std::vector<std::string> parse_cmdline(std::string_view text) {
     // Each argument ends with a NUL: "a\0\0" is {"a", ""}, "a\0" is {"a"}.
     std::vector<std::string> args;

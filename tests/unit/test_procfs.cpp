@@ -135,3 +135,24 @@ TEST_CASE("parse_status reads the pending signals of the thread and of the proce
     CHECK_FALSE(procfs::parse_status("SigPnd:\t00000000000000zz\n").pending_signals.has_value());
     CHECK_FALSE(procfs::parse_status("SigPnd:\t00000000000000000200\n").pending_signals.has_value());
 }
+
+TEST_CASE("parse_maps_ranges finds the ranges of one path, nothing else", "[procfs]") {
+    const std::string text =
+        "55d0c0a00000-55d0c0a21000 r--p 00000000 fe:00 5309273                    /work/build/max_rss\n"
+        "7f394333d000-7f394533e000 r--s 00001000 00:10 1039                       anon_inode:bpf-map\n"
+        "7f394533e000-7f394533f000 rw-s 00000000 00:10 1039                       anon_inode:bpf-map\n"
+        "7f3945364000-7f39454ba000 r-xp 00026000 fe:00 332835                     /usr/lib/libc.so.6\n"
+        "7ffd075de000-7ffd075ff000 rw-p 00000000 00:00 0                          [stack]\n"
+        "7f0000000000-7f0000001000 rw-p 00000000 00:00 0\n"
+        "garbage anon_inode:bpf-map\n"
+        "7f5000000000-7f5000001000 rw-s 00000000 00:10 1039 anon_inode:bpf-map";  // cut short
+    const auto ranges = procfs::parse_maps_ranges(text, "anon_inode:bpf-map");
+    REQUIRE(ranges.size() == 2);
+    CHECK(ranges[0].start == 0x7f394333d000);
+    CHECK(ranges[0].end == 0x7f394533e000);
+    CHECK(ranges[1].start == 0x7f394533e000);
+    CHECK(ranges[1].end == 0x7f394533f000);
+    CHECK(procfs::parse_maps_ranges(text, "[stack]").size() == 1);
+    CHECK(procfs::parse_maps_ranges(text, "").empty());  // an anonymous mapping has no path: not asked for
+    CHECK(procfs::parse_maps_ranges(text, "/usr/lib/libc.so").empty());
+}

@@ -61,6 +61,16 @@ struct Statm {
 // Parses /proc/<pid>/statm ("size resident shared ..." in pages).
 std::optional<Statm> parse_statm(std::string_view text, uint64_t page_size_bytes);
 
+// An address range of /proc/<pid>/maps, [start, end).
+struct MapsRange {
+    uint64_t start = 0;
+    uint64_t end = 0;
+};
+
+// The ranges of /proc/<pid>/maps whose path (the last field) is exactly
+// `path`; lines that do not parse, or were cut short, are skipped.
+std::vector<MapsRange> parse_maps_ranges(std::string_view text, std::string_view path);
+
 // Splits /proc/<pid>/cmdline (NUL-separated) into arguments.
 std::vector<std::string> parse_cmdline(std::string_view text);
 

@@ -2,12 +2,15 @@
 
 #include <max_rss/errors.hpp>
 #include <max_rss/exit_codes.hpp>
+#include <max_rss/os/clock.hpp>
+#include <max_rss/procfs/procfs.hpp>
 #include <max_rss/util/log.hpp>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include <malloc.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -59,6 +62,39 @@ bool is_cow_program(const bpf_program* prog, const max_rss_bpf* skel) {
            prog == skel->progs.on_exit_mmap;
 }
 
+// Whether the kernel may load fentry programs at all, asked without parsing
+// its BTF (~60 ms): a two-instruction fentry program on BTF id 1 (no
+// function) gets EINVAL from a kernel that lets fentry through and EPERM from
+// one that refuses every fentry program (a BPF LSM policy, say) before
+// looking at the target. Without this, such a kernel cost a second load.
+bool kernel_may_allow_fentry() {
+    const bpf_insn insns[] = {
+        {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0},
+        {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+    };
+    LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY, .attach_btf_id = 1);
+    const int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "mrss_probe", "GPL", insns, 2, &opts);
+    if (fd >= 0) {
+        ::close(fd);
+        return true;
+    }
+    const int error = errno;
+    log::debug("ebpf: an fentry probe was refused ({})", std::strerror(error));
+    return error != EPERM && error != EACCES;
+}
+
+// The BPF maps mapped here (the 16 MiB ring buffer, twice, and .bss) are
+// resident from the start and a fork copies their page tables: the program's
+// root, forked from max_rss, would start with 33 MiB it never touched, which
+// its ru_maxrss (wait4) then reports. The child needs none of them.
+void keep_maps_out_of_forks() {
+    const auto maps = procfs::read_file("/proc/self/maps");
+    if (!maps) return;
+    for (const procfs::MapsRange& range : procfs::parse_maps_ranges(*maps, "anon_inode:bpf-map"))
+        if (::madvise(reinterpret_cast<void*>(range.start), range.end - range.start, MADV_DONTFORK) != 0)
+            log::debug("ebpf: madvise(MADV_DONTFORK) on a BPF map: {}", std::strerror(errno));
+}
+
 }  // namespace
 
 struct BpfProgram::Impl {
@@ -103,9 +139,11 @@ std::unique_ptr<BpfProgram> BpfProgram::load() {
     auto impl = std::make_unique<Impl>();
     // The copy-on-write hooks attach to kernel functions (fentry), which a
     // kernel may not have: then the rest is loaded without them.
-    int error = impl->open_and_load(true);
-    bool with_cow = error == 0;
-    if (error != 0) {
+    const int64_t started_ns = os::monotonic_ns();
+    const bool try_cow = kernel_may_allow_fentry();
+    int error = impl->open_and_load(try_cow);
+    bool with_cow = try_cow && error == 0;
+    if (error != 0 && try_cow) {
         log::debug("ebpf: loading with the copy-on-write hooks failed ({}); trying without", std::strerror(error));
         error = impl->open_and_load(false);
     }
@@ -135,6 +173,9 @@ std::unique_ptr<BpfProgram> BpfProgram::load() {
     program->impl_->ring =
         ring_buffer__new(bpf_map__fd(skel->maps.records), &BpfProgram::dispatch, program.get(), nullptr);
     if (!program->impl_->ring) unavailable(std::string("ring buffer: ") + std::strerror(errno));
+    keep_maps_out_of_forks();
+    log::debug("ebpf: loaded in {:.1f} ms (kernel BTF parse, verifier, maps)",
+               static_cast<double>(os::monotonic_ns() - started_ns) / 1e6);
     return program;
 }
 
