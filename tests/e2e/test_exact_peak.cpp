@@ -24,7 +24,7 @@ struct Shape {
 
 // 100 MiB shapes: see tests/fixtures/peak_shapes.c.
 constexpr Shape kShapes[] = {
-    {"spike", 120}, {"cow", 200}, {"replace", 200}, {"daemon", 150}, {"zombie", 200},
+    {"spike", 120}, {"heap", 120}, {"cow", 200}, {"replace", 200}, {"daemon", 150}, {"zombie", 200},
 };
 
 RunResult measure_shape(const char* shape, int64_t interval_ns, bool use_cgroup) {

@@ -22,7 +22,9 @@ constexpr uint32_t kMadvDontneedLocked = 24;       // MADV_DONTNEED_LOCKED (Linu
 // the low 32 bits of an argument holds (JEQ value, or JSET mask); ALLOW is
 // the default.
 struct Test {
-    enum class Op { Equals, AnyBit } op;
+    // Equals, AnyBit: on the argument's low 32 bits. NotZero: the whole
+    // 64-bit argument is not 0 (value unused).
+    enum class Op { Equals, AnyBit, NotZero } op;
     unsigned arg;
     uint32_t value;
 };
@@ -35,6 +37,7 @@ struct Rule {
 unsigned arg_low_offset(unsigned arg) {
     return static_cast<unsigned>(offsetof(seccomp_data, args) + 8 * arg);  // little-endian: low word first
 }
+unsigned arg_high_offset(unsigned arg) { return arg_low_offset(arg) + 4; }
 
 sock_filter stmt(uint16_t code, uint32_t k) { return BPF_STMT(code, k); }
 sock_filter jump(uint16_t code, uint32_t k, uint8_t jt, uint8_t jf) { return BPF_JUMP(code, k, jt, jf); }
@@ -66,7 +69,9 @@ SeccompFilter::SeccompFilter() {
         {__NR_madvise, StopTag::Release, {{Op::Equals, 2, kMadvDontneedLocked}}},
         {__NR_mmap, StopTag::Release, {{Op::AnyBit, 3, MAP_FIXED}, {Op::AnyBit, 3, MAP_ANONYMOUS}}},
         {__NR_fallocate, StopTag::Release, {{Op::AnyBit, 1, FALLOC_FL_PUNCH_HOLE}}},
-        {__NR_brk, StopTag::Brk, {}},
+        // brk(0) only asks where the break is (every glibc program does, at
+        // its start): no stop.
+        {__NR_brk, StopTag::Brk, {{Op::NotZero, 0, 0}}},
         {__NR_ptrace, StopTag::Ptrace, {{Op::Equals, 0, PTRACE_TRACEME}}},
         {__NR_ptrace, StopTag::Ptrace, {{Op::Equals, 0, PTRACE_ATTACH}}},
         {__NR_ptrace, StopTag::Ptrace, {{Op::Equals, 0, PTRACE_SEIZE}}},
@@ -93,8 +98,18 @@ SeccompFilter::SeccompFilter() {
         std::vector<sock_filter> block;
         block.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, nr_off));
         block.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, rule.nr, 0, 0));  // jf patched below
-        std::vector<size_t> to_next{1};
+        std::vector<size_t> to_next{1};     // jf: the test failed, to the next rule
+        std::vector<size_t> true_to_next;   // jt: the test failed, to the next rule
         for (const Test& test : rule.tests) {
+            if (test.op == Test::Op::NotZero) {
+                // low != 0 ? holds (past the high word's test) : (high != 0 ? holds : next rule)
+                block.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, arg_low_offset(test.arg)));
+                block.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2));
+                block.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, arg_high_offset(test.arg)));
+                block.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 0));
+                true_to_next.push_back(block.size() - 1);
+                continue;
+            }
             block.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, arg_low_offset(test.arg)));
             const uint16_t op = test.op == Test::Op::Equals ? BPF_JEQ : BPF_JSET;
             block.push_back(jump(BPF_JMP | op | BPF_K, test.value, 0, 0));
@@ -102,6 +117,7 @@ SeccompFilter::SeccompFilter() {
         }
         block.push_back(stmt(BPF_RET | BPF_K, trace | static_cast<uint32_t>(rule.tag)));
         for (size_t at : to_next) block[at].jf = static_cast<uint8_t>(block.size() - at - 1);
+        for (size_t at : true_to_next) block[at].jt = static_cast<uint8_t>(block.size() - at - 1);
         code_.insert(code_.end(), block.begin(), block.end());
     }
     code_.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
