@@ -169,6 +169,8 @@ void EbpfBackend::run(RunContext& context) {
         throw;
     }
     const KernelTotals totals = program_->totals();
+    log::debug("ebpf: tree total at the end {} pages, anonymous pages still counted {}", totals.total_pages,
+               totals.anon_pages);
     if (totals.lost_records > 0) recorder.warn(Warning{Warning::Kind::EventsLost, 0, totals.lost_records, 0, 0, {}});
     // Without the copy-on-write hooks the headline is a lower bound: said,
     // with the upper one, whenever the two differ by more than the few

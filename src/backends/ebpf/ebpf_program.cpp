@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -56,10 +57,21 @@ std::string load_failure(int error) {
            "; max_rss -v says more): use --backend ptrace";
 }
 
-// The attach points without which copy-on-write pages cannot be counted once.
-bool is_cow_program(const bpf_program* prog, const max_rss_bpf* skel) {
+// Two ways to count copy-on-write pages once, each optional: the kernel's
+// own count of mapped anonymous pages, changed by the tree's tasks
+// (tracepoints of Linux >= 6.14), or hooks on the rmap (fentry, which a
+// kernel may refuse).
+enum class CowHooks { Anon, Rmap, None };
+
+bool is_anon_program(const bpf_program* prog, const max_rss_bpf* skel) {
+    return prog == skel->progs.on_anon_mapped || prog == skel->progs.on_exit_mmap_tp;
+}
+bool is_rmap_program(const bpf_program* prog, const max_rss_bpf* skel) {
     return prog == skel->progs.on_remove_rmap_ptes || prog == skel->progs.on_remove_rmap_pmd ||
            prog == skel->progs.on_exit_mmap;
+}
+bool is_optional_program(const bpf_program* prog, const max_rss_bpf* skel) {
+    return is_anon_program(prog, skel) || is_rmap_program(prog, skel);
 }
 
 // Whether the kernel may load fentry programs at all, asked without parsing
@@ -107,8 +119,8 @@ struct BpfProgram::Impl {
         for (bpf_link* link : links) bpf_link__destroy(link);
         if (skel) max_rss_bpf__destroy(skel);
     }
-    // Opens and loads; with_cow false leaves the copy-on-write hooks out.
-    int open_and_load(bool with_cow) {
+    // Opens and loads with one set of copy-on-write hooks (or none).
+    int open_and_load(CowHooks hooks) {
         skel = max_rss_bpf__open();
         if (!skel) return errno ? errno : EINVAL;
         const int cpus = libbpf_num_possible_cpus();
@@ -116,7 +128,10 @@ struct BpfProgram::Impl {
         skel->rodata->guard_tgid = static_cast<__u32>(::getpid());
         bpf_program* prog = nullptr;
         bpf_object__for_each_program(prog, skel->obj) {
-            if (!with_cow && is_cow_program(prog, skel)) bpf_program__set_autoload(prog, false);
+            const bool wanted = is_anon_program(prog, skel)   ? hooks == CowHooks::Anon
+                                : is_rmap_program(prog, skel) ? hooks == CowHooks::Rmap
+                                                              : true;
+            if (!wanted) bpf_program__set_autoload(prog, false);
         }
         const int r = max_rss_bpf__load(skel);
         if (r != 0) {
@@ -137,17 +152,22 @@ std::unique_ptr<BpfProgram> BpfProgram::load() {
         unavailable("this kernel has no BTF (/sys/kernel/btf/vmlinux: " + std::string(std::strerror(errno)) +
                     "; it needs CONFIG_DEBUG_INFO_BTF): use --backend ptrace");
     auto impl = std::make_unique<Impl>();
-    // The copy-on-write hooks attach to kernel functions (fentry), which a
-    // kernel may not have: then the rest is loaded without them.
+    // Each load parses the kernel's BTF (~60 ms): the first that works wins.
     const int64_t started_ns = os::monotonic_ns();
-    const bool try_cow = kernel_may_allow_fentry();
-    int error = impl->open_and_load(try_cow);
-    bool with_cow = try_cow && error == 0;
-    if (error != 0 && try_cow) {
-        log::debug("ebpf: loading with the copy-on-write hooks failed ({}); trying without", std::strerror(error));
-        error = impl->open_and_load(false);
+    std::vector<CowHooks> tries{CowHooks::Anon};
+    if (kernel_may_allow_fentry()) tries.push_back(CowHooks::Rmap);
+    tries.push_back(CowHooks::None);
+    int error = 0;
+    CowHooks hooks = CowHooks::None;
+    for (CowHooks attempt : tries) {
+        hooks = attempt;
+        error = impl->open_and_load(attempt);
+        if (error == 0) break;
+        log::debug("ebpf: loading with copy-on-write hooks {} failed ({})", static_cast<int>(attempt),
+                   std::strerror(error));
     }
     if (error != 0) unavailable(load_failure(error));
+    bool with_cow = hooks != CowHooks::None;
     ::malloc_trim(0);  // libbpf's parse of the kernel's BTF: not in the program's fork
     max_rss_bpf* skel = impl->skel;
     bpf_program* prog = nullptr;
@@ -156,7 +176,7 @@ std::unique_ptr<BpfProgram> BpfProgram::load() {
         bpf_link* link = bpf_program__attach(prog);
         if (!link) {
             const int attach_error = errno;
-            if (is_cow_program(prog, skel)) {
+            if (is_optional_program(prog, skel)) {
                 log::debug("ebpf: {} did not attach ({})", bpf_program__name(prog), std::strerror(attach_error));
                 with_cow = false;
                 continue;
@@ -169,7 +189,8 @@ std::unique_ptr<BpfProgram> BpfProgram::load() {
     }
     auto program = std::unique_ptr<BpfProgram>(new BpfProgram(std::move(impl)));
     program->exact_cow_ = with_cow;
-    skel->bss->exact_cow = with_cow ? 1 : 0;
+    skel->bss->exact_cow = with_cow && hooks == CowHooks::Rmap ? 1 : 0;
+    skel->bss->exact_anon = with_cow && hooks == CowHooks::Anon ? 1 : 0;
     program->impl_->ring =
         ring_buffer__new(bpf_map__fd(skel->maps.records), &BpfProgram::dispatch, program.get(), nullptr);
     if (!program->impl_->ring) unavailable(std::string("ring buffer: ") + std::strerror(errno));
@@ -192,7 +213,9 @@ void BpfProgram::track(pid_t pid) {
     const __u32 key = static_cast<__u32>(pid);
     struct {
         __u64 mm;
-    } value{0};
+        __u32 exiting;
+        __u32 pad;
+    } value{0, 0, 0};
     if (bpf_map__update_elem(impl_->skel->maps.tracked, &key, sizeof key, &value, sizeof value, BPF_ANY) != 0)
         throw TracerError(std::string("ebpf: tracking the program: ") + std::strerror(errno));
 }
@@ -210,12 +233,15 @@ KernelTotals BpfProgram::totals() const {
     const int64_t contrib = static_cast<int64_t>(read(bss->contrib_pages));
     int64_t over = bss->exact_cow ? read(bss->overcount_pages) : 0;
     if (over < 0) over = 0;
-    const int64_t total = contrib - over + static_cast<int64_t>(read(bss->shared_max_pages));
+    int64_t total = contrib - over + static_cast<int64_t>(read(bss->shared_max_pages));
+    if (bss->exact_anon)
+        total = std::max<int64_t>(read(bss->anon_mapped_pages), 0) + static_cast<int64_t>(read(bss->shared_max_pages));
     t.total_pages = total > 0 ? static_cast<uint64_t>(total) : 0;
     t.peak_pages = read(bss->peak_pages);
     t.peak_ns = read(bss->peak_ns);
     t.upper_peak_pages = read(bss->upper_peak_pages);
     t.lost_records = read(bss->lost_records);
+    t.anon_pages = read(bss->anon_mapped_pages);
     return t;
 }
 

@@ -34,6 +34,11 @@ char LICENSE[] SEC("license") = "GPL";
 
 struct task_state {
     __u64 mm;  /* its address space (0: not its own yet: the root before exec) */
+    /* Its last thread has passed sched_process_exit; with exact_anon it
+     * stays tracked until its address space is torn down (tp_btf/exit_mmap
+     * in its own context), so the unmapping of its pages is counted. */
+    __u32 exiting;
+    __u32 pad;
 };
 
 struct mm_state {
@@ -71,6 +76,13 @@ struct {
 
 const volatile __u32 nr_cpus = 1;
 __u32 exact_cow = 0;         /* set by max_rss once the rmap and teardown hooks are attached */
+/* Set by max_rss once on_anon_mapped and on_exit_mmap_tp are attached: the
+ * tree's anonymous pages are then counted as the kernel counts NR_ANON_MAPPED
+ * (a page counted when its first mapping appears and when its last one goes:
+ * copy-on-write copies counted, shared pages once), summed over the changes
+ * made by the tree's own tasks. */
+__u32 exact_anon = 0;
+__s64 anon_mapped_pages = 0; /* NR_ANON_MAPPED changes made by tracked tasks */
 __u64 contrib_pages = 0;     /* sum over tracked mms of their private part */
 __s64 overcount_pages = 0;   /* anon pages counted in more than one tracked mm */
 __u64 shared_max_pages = 0;  /* max over tracked mms of file + shmem (stale: may be high) */
@@ -210,6 +222,10 @@ static long rescan_one(struct bpf_map *map, __u64 *key, struct mm_state *e, stru
 
 static __always_inline __s64 tree_total(void)
 {
+    if (exact_anon) {
+        __s64 anon = anon_mapped_pages;
+        return (anon > 0 ? anon : 0) + (__s64)shared_max_pages;
+    }
     __s64 over = exact_cow ? overcount_pages : 0;
     if (over < 0) over = 0;
     return (__s64)contrib_pages - over + (__s64)shared_max_pages;
@@ -219,7 +235,7 @@ static __always_inline __s64 tree_total(void)
  * is recomputed only when it may be stale and would make a new peak. */
 static __always_inline void evaluate(void)
 {
-    if (!exact_cow) raise_to(&upper_peak_pages, anon_sum_pages + shared_max_pages);
+    if (!exact_cow && !exact_anon) raise_to(&upper_peak_pages, anon_sum_pages + shared_max_pages);
     __s64 total = tree_total();
     if (total <= (__s64)peak_pages) return;
     if (shared_stale) {
@@ -411,6 +427,7 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 
 static long kill_one(struct bpf_map *map, __u32 *tgid, struct task_state *st, void *ctx)
 {
+    if (st->exiting) return 0;  /* gone but for its address space: its pid may be someone else's */
     struct task_struct *task = bpf_task_from_pid((s32)*tgid);
     if (!task) return 0;
     bpf_send_signal_task(task, 9 /* SIGKILL */, PIDTYPE_TGID, 0);
@@ -456,7 +473,42 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
     }
     if (!group_dead) return 0;
     if (e && __sync_fetch_and_add(&e->users, -1) == 1 && !exact_cow) remove_mm(key, e);
+    /* Its pages are unmapped after this (exit_mm): still counted as the
+     * tree's when the teardown is its own (the last user of its mm). */
+    struct mm_struct *own = task->mm;
+    if (exact_anon && own && BPF_CORE_READ(own, mm_users.counter) <= 1) {
+        st->exiting = 1;
+        return 0;
+    }
     bpf_map_delete_elem(&tracked, &tgid);
+    return 0;
+}
+
+/* Every change of a memory cgroup's per-node statistics; only the tree's
+ * own NR_ANON_MAPPED changes are counted. */
+SEC("tp_btf/mod_memcg_lruvec_state")
+int BPF_PROG(on_anon_mapped, struct mem_cgroup *memcg, int item, int val)
+{
+    if (item != bpf_core_enum_value(enum node_stat_item, NR_ANON_MAPPED)) return 0;
+    __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+    struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
+    if (!st) return 0;
+    /* The root before its first exec runs in a copy of max_rss: the pages it
+     * unmaps then (at the exec) were never counted as the tree's. */
+    if (val < 0 && !st->mm) return 0;
+    __sync_fetch_and_add(&anon_mapped_pages, (__s64)val);
+    if (val > 0) evaluate();
+    return 0;
+}
+
+/* An address space torn down (after its pages are unmapped): a task that
+ * exited and was tracked only for this teardown leaves the tree. */
+SEC("tp_btf/exit_mmap")
+int BPF_PROG(on_exit_mmap_tp, struct mm_struct *mm)
+{
+    __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+    struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
+    if (st && st->exiting) bpf_map_delete_elem(&tracked, &tgid);
     return 0;
 }
 
