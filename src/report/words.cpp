@@ -41,9 +41,10 @@ std::string describe(const Warning& w) {
                 w.bytes, w.bytes == 1 ? " was" : "s were");
         case Warning::Kind::CowBounds:
             return fmt::format(
-                "copy-on-write pages of forked children could not be followed on this kernel (fentry refused): the "
-                "tree peak {} KiB is a lower bound (their copies are not counted); counting every shared page once "
-                "per process gives {} KiB, an upper bound",
+                "copy-on-write pages of forked children could not be followed on this kernel (older than Linux "
+                "6.14, without the mod_memcg_lruvec_state tracepoint, and refusing fentry): the tree peak {} KiB "
+                "is a lower bound (their copies are not counted); counting every shared page once per process "
+                "gives {} KiB, an upper bound",
                 w.bytes >> 10, w.other_bytes >> 10);
     }
     return "unknown warning";

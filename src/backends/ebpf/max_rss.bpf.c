@@ -7,8 +7,12 @@
  *     (tp_btf/rss_stat, summed over the per-CPU parts: exact), and the
  *     largest anon + file + shmem each one ever held (its true peak);
  *   - the tree's total at every counter change and its largest value:
- *       total = sum of each mm's private part + the largest file + shmem set
- *     with copy-on-write pages counted once when the rmap hooks are attached
+ *       total = the tree's distinct anon pages + the largest file + shmem set.
+ *     On Linux >= 6.14 (exact_anon) the distinct anon pages are the kernel's
+ *     own NR_ANON_MAPPED changes made by tracked tasks (a page counted at its
+ *     first mapping and at its last unmapping: copy-on-write copies counted,
+ *     shared pages once). Else each mm's private part is summed, with
+ *     copy-on-write pages counted once when the rmap hooks are attached
  *     (exact_cow): a fork adds the child's anon pages to the overcount, and
  *     every unmapping of an anon page that another mapping still holds (a
  *     copy-on-write break, an munmap, a teardown) takes one away. Without
@@ -20,8 +24,8 @@
  *     record that finds it full is counted in lost_records, never dropped
  *     silently.
  * Attach points: BTF tracepoints (no tracefs, no kernel function names), and
- * fentry/fexit only for what no tracepoint shows (rmap removals, mm
- * teardown). */
+ * fentry/fexit only where a kernel lacks the NR_ANON_MAPPED tracepoint (rmap
+ * removals, mm teardown). */
 #include "vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
