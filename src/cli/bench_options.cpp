@@ -67,7 +67,7 @@ void add_bench_options(CLI::App& bench, BenchArgs& args) {
                    "--shell=none: split each COMMAND into words (quotes and backslashes are honoured) and run it "
                    "without a shell, so the shell is not measured");
     bench.add_option("--backend", args.backend,
-                     "How each run is followed: ptrace (default) or sample (no ptrace; see 'max_rss --help')")
+                     "How each run is followed: ptrace (default), ebpf or sample (see 'max_rss --help')")
         ->option_text("NAME")
         ->check(backend_value());
     bench.add_flag("-i,--ignore-failure", args.ignore_failure,
