@@ -234,10 +234,13 @@ TEST_CASE("ebpf: instant overlaps and copy-on-write copies, within 3% of the cgr
             CHECK(mib(r.peak.tree_bytes) <= mib(*r.peak.cgroup_bytes) * 1.03);
         }
     }
-    // A worker rewriting all it inherited, held: 200 MiB at once.
+    // A worker rewriting all it inherited, held: 200 MiB at once, and the
+    // worker's own peak is its 100 MiB of copies (as under ptrace).
     auto cow = run_ebpf({fixture("cow_worker"), "100", "200"});
     CHECK(mib(cow.peak.tree_bytes) >= 200);
     CHECK(mib(cow.peak.tree_bytes) <= 204);
+    REQUIRE(cow.processes.size() == 2);
+    check_mib_near(cow.processes[1].peak_rss_bytes, 100);
 }
 
 TEST_CASE("ebpf: programs that use ptrace run as without max_rss", "[ebpf]") {

@@ -53,6 +53,9 @@ struct mm_state {
     __u64 peak;                     /* largest anon + file + shmem */
     __u64 inherited;                /* a fork child's anon pages at fork (all shared) */
     __u64 unshared;                 /* of those, how many it stopped sharing */
+    __s64 own_anon;                 /* with exact_anon: its own NR_ANON_MAPPED changes (pages it brought
+                                       into being, copy-on-write copies included, minus those it was
+                                       the last to unmap) */
     __u32 users;                    /* tracked thread groups using it */
     __u32 pad;
 };
@@ -294,7 +297,7 @@ static __always_inline void fill_figures(struct mrss_mm_figures *f, struct mm_st
     f->file_pages = e->file;
     f->shmem_pages = e->shmem;
     f->swap_pages = e->swap;
-    f->private_anon_pages = own_private_anon(e);
+    f->private_anon_pages = exact_anon ? (e->own_anon > 0 ? (__u64)e->own_anon : 0) : own_private_anon(e);
 }
 
 static __always_inline void submit(void *record)
@@ -501,6 +504,12 @@ int BPF_PROG(on_anon_mapped, struct mem_cgroup *memcg, int item, int val)
      * unmaps then (at the exec) were never counted as the tree's. */
     if (val < 0 && !st->mm) return 0;
     __sync_fetch_and_add(&anon_mapped_pages, (__s64)val);
+    /* Whose pages: the faulting or unmapping task's own mm (a teardown in
+     * exit_mm runs with no mm: nothing to keep there any more). */
+    struct task_struct *task = bpf_get_current_task_btf();
+    __u64 key = (__u64)task->mm;
+    struct mm_state *e = key ? bpf_map_lookup_elem(&mms, &key) : 0;
+    if (e) __sync_fetch_and_add(&e->own_anon, (__s64)val);
     if (val > 0) evaluate();
     return 0;
 }
