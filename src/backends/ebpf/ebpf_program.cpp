@@ -64,7 +64,8 @@ std::string load_failure(int error) {
 enum class CowHooks { Anon, Rmap, None };
 
 bool is_anon_program(const bpf_program* prog, const max_rss_bpf* skel) {
-    return prog == skel->progs.on_anon_mapped || prog == skel->progs.on_exit_mmap_tp;
+    return prog == skel->progs.on_anon_mapped || prog == skel->progs.on_exit_mmap_tp ||
+           prog == skel->progs.on_free;
 }
 bool is_rmap_program(const bpf_program* prog, const max_rss_bpf* skel) {
     return prog == skel->progs.on_remove_rmap_ptes || prog == skel->progs.on_remove_rmap_pmd ||

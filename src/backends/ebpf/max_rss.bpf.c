@@ -480,14 +480,25 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
     }
     if (!group_dead) return 0;
     if (e && __sync_fetch_and_add(&e->users, -1) == 1 && !exact_cow) remove_mm(key, e);
-    /* Its pages are unmapped after this (exit_mm): still counted as the
-     * tree's when the teardown is its own (the last user of its mm). */
-    struct mm_struct *own = task->mm;
-    if (exact_anon && own && BPF_CORE_READ(own, mm_users.counter) <= 1) {
+    /* Its pages are unmapped after this (exit_mm, by whichever of its
+     * threads is the last to leave): still counted as the tree's until its
+     * teardown (on_exit_mmap_tp) or, at the latest, until it is reaped
+     * (on_free: a vfork child, whose mm is its parent's, ends there). */
+    if (exact_anon) {
         st->exiting = 1;
         return 0;
     }
     bpf_map_delete_elem(&tracked, &tgid);
+    return 0;
+}
+
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(on_free, struct task_struct *p)
+{
+    if (p->pid != p->tgid) return 0;
+    __u32 tgid = p->tgid;
+    struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
+    if (st && st->exiting) bpf_map_delete_elem(&tracked, &tgid);
     return 0;
 }
 
