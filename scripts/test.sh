@@ -37,8 +37,7 @@ tests_matching() {
 }
 # [degraded] runs max_rss under strace: LeakSanitizer refuses to run in a
 # traced process, so those run without it. [own-rss] asserts max_rss's own
-# peak RSS, which ASan's shadow memory inflates: not run here (nor [ebpf]:
-# see below).
+# peak RSS, which ASan's shadow memory inflates: not run here.
 degraded=$(tests_matching "[degraded]")
 own_rss=$(tests_matching "[own-rss]")
 # The install tree and the .deb (tests/install) check packaging, not memory

@@ -147,7 +147,7 @@ std::vector<MapsRange> parse_maps_ranges(std::string_view text, std::string_view
         if (newline == std::string_view::npos) break;  // cut short
         std::string_view line = text.substr(0, newline);
         text.remove_prefix(newline + 1);
-        std::string_view fields[6];
+        std::string_view fields[5];
         size_t n = 0;
         for (; n < 5; ++n) {
             line = trim(line);

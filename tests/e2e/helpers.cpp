@@ -193,13 +193,6 @@ std::vector<pid_t> children_of(pid_t pid) {
     return out;
 }
 
-std::string exe_of(pid_t pid) {
-    char exe[4096] = {};
-    const std::string link = "/proc/" + std::to_string(pid) + "/exe";
-    const ssize_t n = ::readlink(link.c_str(), exe, sizeof exe - 1);
-    return n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
-}
-
 char process_state(pid_t pid) {
     std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
     std::string line;

@@ -14,6 +14,16 @@ inline constexpr uint64_t MiB = 1024 * 1024;
 // Path of a fixture program built by tests/fixtures/CMakeLists.txt.
 std::string fixture(const std::string& name);
 
+// The shapes of tests/fixtures/peak_shapes.c at 100 MiB, with what each
+// holds at its peak beside the fixture's baseline.
+struct PeakShape {
+    const char* name;
+    double true_mib;
+};
+inline constexpr PeakShape kPeakShapes[] = {
+    {"spike", 120}, {"heap", 120}, {"cow", 200}, {"replace", 200}, {"daemon", 150}, {"zombie", 200},
+};
+
 inline double mib(uint64_t bytes) { return static_cast<double>(bytes) / MiB; }
 
 struct Output {
@@ -55,8 +65,6 @@ int wait_exit_code(pid_t pid, double timeout_seconds = 60);
 std::vector<pid_t> children_of(pid_t pid);
 // The one-letter state of pid from /proc/<pid>/stat ('?' when gone).
 char process_state(pid_t pid);
-// Where /proc/PID/exe points ("" when it cannot be read): shows an exec.
-std::string exe_of(pid_t pid);
 
 std::string read_text_file(const std::string& path);
 std::string temp_path(const std::string& name);

@@ -213,10 +213,7 @@ TEST_CASE("ebpf: instant overlaps and copy-on-write copies, within 3% of the cgr
             if (w.kind == Warning::Kind::CowBounds) CHECK(mib(w.other_bytes) >= 200);
         return;
     }
-    // The shapes of tests/fixtures/peak_shapes.c (see test_exact_peak.cpp).
-    const std::pair<const char*, double> shapes[] = {{"spike", 120}, {"heap", 120},   {"cow", 200},
-                                                     {"replace", 200}, {"daemon", 150}, {"zombie", 200}};
-    for (const auto& [shape, true_mib] : shapes) {
+    for (const auto& [shape, true_mib] : kPeakShapes) {
         MeasureOptions options;
         options.argv = {fixture("peak_shapes"), shape, "100"};
         options.backend = BackendKind::Ebpf;

@@ -17,16 +17,6 @@ using namespace max_rss::test;
 
 namespace {
 
-struct Shape {
-    const char* name;
-    double true_mib;  // what the fixture holds at its peak, beside its baseline
-};
-
-// 100 MiB shapes: see tests/fixtures/peak_shapes.c.
-constexpr Shape kShapes[] = {
-    {"spike", 120}, {"heap", 120}, {"cow", 200}, {"replace", 200}, {"daemon", 150}, {"zombie", 200},
-};
-
 RunResult measure_shape(const char* shape, int64_t interval_ns, bool use_cgroup) {
     MeasureOptions options;
     options.argv = {fixture("peak_shapes"), shape, "100"};
@@ -40,7 +30,7 @@ RunResult measure_shape(const char* shape, int64_t interval_ns, bool use_cgroup)
 TEST_CASE("exact tree peak: instant overlaps and copy-on-write copies, within 3% of the cgroup's peak",
           "[tracer][exact]") {
     for (const int64_t interval_ns : {int64_t{20'000'000}, int64_t{0}}) {
-        for (const Shape& shape : kShapes) {
+        for (const PeakShape& shape : kPeakShapes) {
             const RunResult r = measure_shape(shape.name, interval_ns, true);
             INFO(shape.name << " at --interval " << interval_ns / 1'000'000 << "ms: tree "
                             << mib(r.peak.tree_bytes) << " MiB, truth " << shape.true_mib << " MiB + baseline");

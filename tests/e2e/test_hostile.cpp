@@ -4,6 +4,8 @@
 // never for process states or wall-clock limits.
 #include "helpers.hpp"
 
+#include <max_rss/procfs/procfs.hpp>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -192,7 +194,7 @@ TEST_CASE("hostile: CLONE_UNTRACED children are traced, measured, and killed wit
         REQUIRE_FALSE(line.empty());
         const pid_t child_pid = static_cast<pid_t>(std::stol(line.substr(6)));
         // It says "child" just before its exec: wait for the exec to show.
-        REQUIRE(wait_until([&] { return exe_of(child_pid).find("sleep") != std::string::npos; }));
+        REQUIRE(wait_until([&] { return max_rss::procfs::read_exe(child_pid).find("sleep") != std::string::npos; }));
         REQUIRE(::kill(pid, SIGKILL) == 0);
         CHECK(wait_exit_code(pid, 60) == 137);
         CHECK(wait_until([&] { return !alive(child_pid) || process_state(child_pid) == 'Z'; }));
@@ -270,7 +272,7 @@ TEST_CASE("hostile: a SIGTERM in the first moment of a bench run is not lost", "
     const pid_t pid = spawn_max_rss({"bench", "-N", "--runs", "3", fixture("count_signals")}, o, e);
     // Not before the exec: until then the child is a copy of this test binary,
     // whose own handlers would take the signal.
-    REQUIRE(wait_until([pid] { return exe_of(pid).ends_with("/max_rss"); }));
+    REQUIRE(wait_until([pid] { return max_rss::procfs::read_exe(pid).ends_with("/max_rss"); }));
     REQUIRE(::kill(pid, SIGTERM) == 0);
     CHECK(wait_exit_code(pid, 300) == 128 + SIGTERM);
     for (const auto& p : {o, e}) std::remove(p.c_str());

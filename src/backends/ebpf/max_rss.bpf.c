@@ -492,13 +492,17 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
     return 0;
 }
 
+/* An exited thread group kept only for its teardown leaves the tree. */
+static __always_inline void forget_exited(__u32 tgid)
+{
+    struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
+    if (st && st->exiting) bpf_map_delete_elem(&tracked, &tgid);
+}
+
 SEC("tp_btf/sched_process_free")
 int BPF_PROG(on_free, struct task_struct *p)
 {
-    if (p->pid != p->tgid) return 0;
-    __u32 tgid = p->tgid;
-    struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
-    if (st && st->exiting) bpf_map_delete_elem(&tracked, &tgid);
+    if (p->pid == p->tgid) forget_exited(p->tgid);
     return 0;
 }
 
@@ -530,9 +534,7 @@ int BPF_PROG(on_anon_mapped, struct mem_cgroup *memcg, int item, int val)
 SEC("tp_btf/exit_mmap")
 int BPF_PROG(on_exit_mmap_tp, struct mm_struct *mm)
 {
-    __u32 tgid = bpf_get_current_pid_tgid() >> 32;
-    struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
-    if (st && st->exiting) bpf_map_delete_elem(&tracked, &tgid);
+    forget_exited(bpf_get_current_pid_tgid() >> 32);
     return 0;
 }
 
