@@ -28,9 +28,20 @@ namespace max_rss {
 
 namespace {
 
+// A termination signal sent to max_rss bench: it ends the benchmark after
+// the run it lands in, and the program of that run gets it too (as under
+// `max_rss -- prog`), exactly once: straight from the handler while an
+// unmeasured program runs, else through g_unforwarded to the next program
+// started (measure() takes it once it owns the signals).
 std::atomic<int> g_interruption{0};
+std::atomic<int> g_unforwarded{0};
+std::atomic<pid_t> g_unmeasured_child{0};
 
-void note_interruption(int sig) { g_interruption.store(sig); }
+void note_interruption(int sig) {
+    g_interruption.store(sig);
+    if (const pid_t child = g_unmeasured_child.load(); child > 0) ::kill(child, sig);
+    else g_unforwarded.store(sig);
+}
 
 // Points fds 0 (and 1, 2 unless keep_output) at /dev/null until destroyed.
 // The saved copies are close-on-exec, so the program never inherits them.
@@ -97,6 +108,8 @@ struct TracingExecutor::SavedHandlers {
 TracingExecutor::TracingExecutor(bool show_output, BackendKind backend)
     : show_output_(show_output), backend_(backend), saved_(std::make_unique<SavedHandlers>()) {
     g_interruption.store(0);
+    g_unforwarded.store(0);
+    g_unmeasured_child.store(0);
     struct sigaction sa {};
     sa.sa_handler = note_interruption;  // no SA_RESTART: waitpid returns EINTR
     sigemptyset(&sa.sa_mask);
@@ -118,6 +131,7 @@ MeasuredRun TracingExecutor::measure(const std::vector<std::string>& argv) {
     MeasureOptions options;
     options.argv = argv;
     options.backend = backend_;
+    options.take_early_signal = [] { return g_unforwarded.exchange(0); };
     RunResult result;
     // CPU time as hyperfine reads it: what the reaped children added. The
     // tree's processes count once their parents (max_rss for the root) reap
@@ -170,10 +184,20 @@ ExitStatus TracingExecutor::run_unmeasured(const std::vector<std::string>& argv)
         exit.code = (error == ENOENT || error == ENOTDIR) ? exit_code::not_found : exit_code::not_executable;
         return exit;
     }
+    // From here the handler passes a signal on itself; one that came before
+    // (posix_spawn returns after the exec) is passed on here.
+    g_unmeasured_child.store(pid);
+    if (const int sig = g_unforwarded.exchange(0); sig > 0) ::kill(pid, sig);
     int status = 0;
+    int wait_error = 0;
     while (::waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) throw TracerError(fmt::format("waitpid: {}", std::strerror(errno)));
+        if (errno != EINTR) {
+            wait_error = errno;
+            break;
+        }
     }
+    g_unmeasured_child.store(0);
+    if (wait_error != 0) throw TracerError(fmt::format("waitpid: {}", std::strerror(wait_error)));
     return WaitStatus(status).exit_status();
 }
 

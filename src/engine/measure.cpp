@@ -21,6 +21,8 @@ RunResult measure(const MeasureOptions& options) {
     // Made first: a backend that cannot work here refuses before anything else.
     std::unique_ptr<Backend> backend = make_backend(options.backend);
     os::SignalHub signals({options.forward_signals, tick_ns});
+    if (options.take_early_signal)
+        if (const int early = options.take_early_signal(); early > 0) signals.inject(early);
     ProcProbe proc_probe;
     MemoryProbe& probe = backend->probe() ? *backend->probe() : proc_probe;
     Recorder recorder({options.argv, options.sample_interval_ns, 2048}, probe);

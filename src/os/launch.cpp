@@ -31,6 +31,20 @@ void child_report(int fd, Record kind, int err) {
 [[noreturn]] void child_main(int go_fd, int report_fd, const sigset_t& mask, const sock_fprog* filter,
                              const std::vector<std::string>& candidates, char* const* argv,
                              char* const* sh_argv_tail) {
+    // Until its exec this is a copy of max_rss, with max_rss's handlers: a
+    // signal passed on to the program now (a SIGTERM in max_rss's first
+    // moment), or a terminal's ^C, would run them here and be lost. Reset
+    // them to the default, as the exec would (ignored ones stay ignored),
+    // before the mask lets any signal in: the program dies of it, as it
+    // would before installing a handler of its own.
+    for (int sig = 1; sig < NSIG; ++sig) {
+        struct sigaction current {};
+        if (sig == SIGKILL || sig == SIGSTOP || ::sigaction(sig, nullptr, &current) != 0) continue;
+        if (current.sa_handler == SIG_IGN || current.sa_handler == SIG_DFL) continue;
+        struct sigaction reset {};
+        reset.sa_handler = SIG_DFL;
+        ::sigaction(sig, &reset, nullptr);
+    }
     ::sigprocmask(SIG_SETMASK, &mask, nullptr);
     char go = 0;
     while (::read(go_fd, &go, 1) < 0 && errno == EINTR) {}

@@ -166,6 +166,13 @@ std::vector<ReceivedSignal> SignalHub::take_received() {
     return out;
 }
 
+void SignalHub::inject(int signo) {
+    // The hub's signals are blocked outside wait_any(): no handler runs meanwhile.
+    if (g_recorded_count >= kMaxRecorded) return;
+    g_recorded[g_recorded_count] = ReceivedSignal{signo, SI_USER, 0};
+    g_recorded_count = g_recorded_count + 1;
+}
+
 bool SignalHub::take_tick() {
     if (!g_tick) return false;
     g_tick = 0;

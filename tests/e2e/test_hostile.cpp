@@ -265,16 +265,32 @@ TEST_CASE("hostile: bench stops when told to, even when the program handles the 
     for (const auto& p : {o, e, ready}) std::remove(p.c_str());
 }
 
-TEST_CASE("hostile: a SIGTERM in the first moment of a bench run is not lost", "[hostile][bench]") {
+TEST_CASE("hostile: a SIGTERM in max_rss's first moment is not lost, run after run", "[hostile][bench][signals]") {
     // No waiting for the program: the signal lands while max_rss starts it.
     // count_signals waits for SIGTERM forever: a lost one would hang here.
-    const std::string o = temp_path("bench_early.out"), e = temp_path("bench_early.err");
-    const pid_t pid = spawn_max_rss({"bench", "-N", "--runs", "3", fixture("count_signals")}, o, e);
-    // Not before the exec: until then the child is a copy of this test binary,
-    // whose own handlers would take the signal.
-    REQUIRE(wait_until([pid] { return max_rss::procfs::read_exe(pid).ends_with("/max_rss"); }));
-    REQUIRE(::kill(pid, SIGTERM) == 0);
-    CHECK(wait_exit_code(pid, 300) == 128 + SIGTERM);
+    // Lost it was, once in 10-30 tries: before its exec the program is a copy
+    // of max_rss with max_rss's handlers (they ran there and kept it), and
+    // bench's own handler kept a signal that came before a run took over.
+    // So, many tries of each.
+    const std::string o = temp_path("early.out"), e = temp_path("early.err");
+    for (const bool bench : {false, true}) {
+        for (int attempt = 0; attempt < 25; ++attempt) {
+            INFO((bench ? "bench" : "run") << ", attempt " << attempt);
+            const std::vector<std::string> args =
+                bench ? std::vector<std::string>{"bench", "-N", "--runs", "3", fixture("count_signals")}
+                      : std::vector<std::string>{"-q", "--", fixture("count_signals")};
+            const pid_t pid = spawn_max_rss(args, o, e);
+            // Not before the exec: until then the child is a copy of this test
+            // binary, whose own handlers would take the signal.
+            REQUIRE(wait_until([pid] { return max_rss::procfs::read_exe(pid).ends_with("/max_rss"); }));
+            REQUIRE(::kill(pid, SIGTERM) == 0);
+            const int code = wait_exit_code(pid, 60);
+            // bench stops, interrupted; a run ends as the program does: dead
+            // of the signal, or exiting 0 once its handler saw it.
+            if (bench) CHECK(code == 128 + SIGTERM);
+            else CHECK((code == 128 + SIGTERM || code == 0));
+        }
+    }
     for (const auto& p : {o, e}) std::remove(p.c_str());
 }
 

@@ -6,6 +6,7 @@
 #include <max_rss/model.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,13 @@ struct MeasureOptions {
     // peak (includes page cache and kernel memory) beside ours. Where no
     // cgroup can be used, a warning says why and measuring goes on.
     bool use_cgroup = false;
+    // Asked once measure() has taken SIGINT, SIGTERM, SIGHUP and SIGQUIT
+    // over: a termination signal the caller caught for this run before then
+    // (0: none). It is handled as one sent now: passed on to the program.
+    // Without it, a signal that lands between the caller's handler and
+    // measure()'s is the caller's alone, and a program that waits for it
+    // never ends (bench: a SIGTERM in its first moment).
+    std::function<int()> take_early_signal;
 };
 
 // Runs options.argv to the end of its whole tree (descendants that outlive

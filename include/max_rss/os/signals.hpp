@@ -81,6 +81,10 @@ public:
     std::vector<ReceivedSignal> take_received();
     // True once per tick that fired since the last call.
     bool take_tick();
+    // Records signo as if it had just been received from kill(2): handled by
+    // the next take_received(). For a signal a caller caught before the hub
+    // existed.
+    void inject(int signo);
     // Starts (or changes) the periodic tick (ns > 0).
     void set_tick_ns(int64_t ns);
     // Stops the tick and collects, without delivering them, the signals still
