@@ -193,6 +193,34 @@ std::vector<pid_t> children_of(pid_t pid) {
     return out;
 }
 
+std::vector<pid_t> descendants(pid_t pid) {
+    std::vector<pid_t> out;
+    for (pid_t c : children_of(pid)) {
+        out.push_back(c);
+        for (pid_t g : descendants(c)) out.push_back(g);
+    }
+    return out;
+}
+
+void check_sigkill_ends_tree(const std::vector<std::string>& options, const std::vector<std::string>& env) {
+    const std::string out = temp_path("sigkill.out"), err = temp_path("sigkill.err");
+    std::vector<std::string> args = options;
+    for (const char* arg : {"--", "/bin/sh", "-c", "sleep 300 & sleep 300; wait"}) args.emplace_back(arg);
+    const pid_t pid = spawn_max_rss(args, out, err, env);
+    std::vector<pid_t> tree;
+    REQUIRE(wait_until([&] {
+        tree = descendants(pid);
+        return tree.size() >= 3;
+    }));
+    REQUIRE(::kill(pid, SIGKILL) == 0);
+    CHECK(wait_exit_code(pid, 60) == 137);
+    for (pid_t p : tree) {
+        INFO("pid " << p);
+        CHECK(wait_until([&] { char s = process_state(p); return s == '?' || s == 'Z'; }));
+    }
+    for (const auto& p : {out, err}) std::remove(p.c_str());
+}
+
 char process_state(pid_t pid) {
     std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
     std::string line;

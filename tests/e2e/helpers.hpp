@@ -63,6 +63,13 @@ int wait_exit_code(pid_t pid, double timeout_seconds = 60);
 
 // The processes whose parent is pid (from /proc/<pid>/task/*/children).
 std::vector<pid_t> children_of(pid_t pid);
+// All descendants of pid, recursively.
+std::vector<pid_t> descendants(pid_t pid);
+// Runs max_rss with options before `-- sh -c 'sleep 300 & sleep 300; wait'`
+// (a tree of three), SIGKILLs max_rss once the tree is there, and checks
+// that every process of the tree ends: gone, or a zombie waiting for init,
+// never running, never stopped.
+void check_sigkill_ends_tree(const std::vector<std::string>& options, const std::vector<std::string>& env = {});
 // The one-letter state of pid from /proc/<pid>/stat ('?' when gone).
 char process_state(pid_t pid);
 

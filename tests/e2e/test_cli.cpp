@@ -31,15 +31,6 @@ bool file_exists(const std::string& path) {
     struct stat st {};
     return ::stat(path.c_str(), &st) == 0;
 }
-// All descendants of pid (recursively, via /proc/<pid>/task/<pid>/children).
-std::vector<pid_t> descendants(pid_t pid) {
-    std::vector<pid_t> out;
-    for (pid_t c : children_of(pid)) {
-        out.push_back(c);
-        for (pid_t g : descendants(c)) out.push_back(g);
-    }
-    return out;
-}
 }  // namespace
 
 TEST_CASE("the program's exit code is max_rss's exit code", "[cli]") {
@@ -208,22 +199,7 @@ TEST_CASE("SIGTERM, SIGINT, SIGHUP, SIGQUIT to max_rss reach the program and the
 }
 
 TEST_CASE("SIGKILL of max_rss leaves no traced process behind", "[cli][signals]") {
-    const std::string out = temp_path("sigkill.out"), err = temp_path("sigkill.err");
-    // A tree of three: sh, and two sleeps (one in the background).
-    pid_t pid = spawn_max_rss({"-q", "--", "/bin/sh", "-c", "sleep 30 & sleep 30; wait"}, out, err);
-    std::vector<pid_t> tree;
-    REQUIRE(wait_until([&] {
-        tree = descendants(pid);
-        return tree.size() >= 3;
-    }));
-    REQUIRE(::kill(pid, SIGKILL) == 0);
-    CHECK(wait_exit_code(pid, 60) == 137);
-    for (pid_t p : tree) {
-        INFO("pid " << p);
-        // Gone, or a zombie waiting for init: never running, never stopped.
-        CHECK(wait_until([&] { char s = process_state(p); return s == '?' || s == 'Z'; }));
-    }
-    for (const auto& p : {out, err}) std::remove(p.c_str());
+    check_sigkill_ends_tree({"-q"});
 }
 
 TEST_CASE("a program that stops itself stays stopped until SIGCONT", "[cli][signals]") {

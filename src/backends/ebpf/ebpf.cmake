@@ -70,8 +70,20 @@ add_custom_command(OUTPUT ${_gen}/max_rss.skel.h
   COMMAND ${MAX_RSS_BPFTOOL} gen skeleton ${_gen}/max_rss.bpf.o name max_rss_bpf > ${_gen}/max_rss.skel.h
   DEPENDS ${_gen}/max_rss.bpf.o
   COMMENT "BPF skeleton max_rss.skel.h" VERBATIM)
+# The same source without its fentry hooks, as a light skeleton (-L): a
+# loader program relocates and attaches it in the kernel, without libbpf's
+# user-space parse of the kernel's BTF (see light_loader.h).
+add_custom_command(OUTPUT ${_gen}/max_rss_light.bpf.o
+  COMMAND ${MAX_RSS_BPF_CLANG} -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_${_bpf_arch} -DMRSS_LIGHT
+          -I${_gen} -I${_ebpf_dir} ${_bpf_include_flags} -c ${_ebpf_dir}/max_rss.bpf.c -o ${_gen}/max_rss_light.bpf.o
+  DEPENDS ${_ebpf_dir}/max_rss.bpf.c ${_ebpf_dir}/events.h ${_gen}/vmlinux.h
+  COMMENT "BPF object max_rss_light.bpf.o" VERBATIM)
+add_custom_command(OUTPUT ${_gen}/max_rss_light.lskel.h
+  COMMAND ${MAX_RSS_BPFTOOL} gen skeleton -L ${_gen}/max_rss_light.bpf.o name max_rss_light > ${_gen}/max_rss_light.lskel.h
+  DEPENDS ${_gen}/max_rss_light.bpf.o
+  COMMENT "BPF light skeleton max_rss_light.lskel.h" VERBATIM)
 target_sources(max_rss_core PRIVATE ${_ebpf_dir}/ebpf_backend.cpp ${_ebpf_dir}/ebpf_program.cpp
-                                    ${_gen}/max_rss.skel.h)
+                                    ${_ebpf_dir}/light_loader.c ${_gen}/max_rss.skel.h ${_gen}/max_rss_light.lskel.h)
 target_include_directories(max_rss_core PRIVATE ${_gen})
 # Static libbpf, libelf and zlib where Debian ships them (libbpf-dev,
 # libelf-dev, zlib1g-dev): three more shared libraries cost every run ~0.7 MiB

@@ -17,7 +17,9 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 // The generated skeleton is C; its code is not ours to warn about.
@@ -27,6 +29,7 @@
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #include "max_rss.skel.h"
 #pragma GCC diagnostic pop
+#include "light_loader.h"
 
 namespace max_rss::ebpf {
 namespace {
@@ -111,21 +114,26 @@ void keep_maps_out_of_forks() {
 }  // namespace
 
 struct BpfProgram::Impl {
+    // Loaded one of two ways: the light object (light), or libbpf's skeleton (skel, links).
+    mrss_light* light = nullptr;
     max_rss_bpf* skel = nullptr;
-    ring_buffer* ring = nullptr;
     std::vector<bpf_link*> links;
+    ring_buffer* ring = nullptr;
+    int tracked_fd = -1;
+    int records_fd = -1;
+    mrss_globals globals{};
 
     ~Impl() {
         if (ring) ring_buffer__free(ring);
         for (bpf_link* link : links) bpf_link__destroy(link);
         if (skel) max_rss_bpf__destroy(skel);
+        mrss_light_destroy(light);
     }
     // Opens and loads with one set of copy-on-write hooks (or none).
     int open_and_load(CowHooks hooks) {
         skel = max_rss_bpf__open();
         if (!skel) return errno ? errno : EINVAL;
-        const int cpus = libbpf_num_possible_cpus();
-        skel->rodata->nr_cpus = cpus > 0 ? static_cast<__u32>(cpus) : 1;
+        skel->rodata->nr_cpus = nr_cpus();
         skel->rodata->guard_tgid = static_cast<__u32>(::getpid());
         bpf_program* prog = nullptr;
         bpf_object__for_each_program(prog, skel->obj) {
@@ -142,7 +150,66 @@ struct BpfProgram::Impl {
         }
         return 0;
     }
+    static __u32 nr_cpus() {
+        const int cpus = libbpf_num_possible_cpus();
+        return cpus > 0 ? static_cast<__u32>(cpus) : 1;
+    }
+    // The light object: every program, the anonymous count included. 0 or an errno.
+    int load_light() {
+        const int r = mrss_light_load(nr_cpus(), static_cast<__u32>(::getpid()), &light);
+        if (r != 0) return -r;
+        tracked_fd = mrss_light_tracked_fd(light);
+        records_fd = mrss_light_records_fd(light);
+        mrss_light_globals(light, &globals);
+        return 0;
+    }
+    // libbpf's skeleton: the first set of copy-on-write hooks the kernel
+    // takes, attached. Returns the hooks attached, or throws.
+    CowHooks load_libbpf();
 };
+
+// Each load parses the kernel's BTF (~60 ms): the first that works wins.
+CowHooks BpfProgram::Impl::load_libbpf() {
+    std::vector<CowHooks> tries{CowHooks::Anon};
+    if (kernel_may_allow_fentry()) tries.push_back(CowHooks::Rmap);
+    tries.push_back(CowHooks::None);
+    int error = 0;
+    CowHooks hooks = CowHooks::None;
+    for (CowHooks attempt : tries) {
+        hooks = attempt;
+        error = open_and_load(attempt);
+        if (error == 0) break;
+        log::debug("ebpf: loading with copy-on-write hooks {} failed ({})", static_cast<int>(attempt),
+                   std::strerror(error));
+    }
+    if (error != 0) unavailable(load_failure(error));
+    ::malloc_trim(0);  // libbpf's parse of the kernel's BTF: not in the program's fork
+    bpf_program* prog = nullptr;
+    bpf_object__for_each_program(prog, skel->obj) {
+        if (!bpf_program__autoload(prog)) continue;
+        bpf_link* link = bpf_program__attach(prog);
+        if (!link) {
+            const int attach_error = errno;
+            if (is_optional_program(prog, skel)) {
+                log::debug("ebpf: {} did not attach ({})", bpf_program__name(prog), std::strerror(attach_error));
+                hooks = CowHooks::None;
+                continue;
+            }
+            unavailable(std::string("attaching ") + bpf_program__name(prog) + " failed (" +
+                        std::strerror(attach_error) + "): " +
+                        (attach_error == EPERM ? kWhatToDo : "use --backend ptrace"));
+        }
+        links.push_back(link);
+    }
+    tracked_fd = bpf_map__fd(skel->maps.tracked);
+    records_fd = bpf_map__fd(skel->maps.records);
+    auto* bss = skel->bss;
+    globals = mrss_globals{&bss->exact_cow,        &bss->exact_anon,       &bss->anon_mapped_pages,
+                           &bss->contrib_pages,    &bss->overcount_pages,  &bss->shared_max_pages,
+                           &bss->upper_peak_pages, &bss->peak_pages,       &bss->peak_ns,
+                           &bss->lost_records};
+    return hooks;
+}
 
 BpfProgram::BpfProgram(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 BpfProgram::~BpfProgram() = default;
@@ -153,51 +220,28 @@ std::unique_ptr<BpfProgram> BpfProgram::load() {
         unavailable("this kernel has no BTF (/sys/kernel/btf/vmlinux: " + std::string(std::strerror(errno)) +
                     "; it needs CONFIG_DEBUG_INFO_BTF): use --backend ptrace");
     auto impl = std::make_unique<Impl>();
-    // Each load parses the kernel's BTF (~60 ms): the first that works wins.
     const int64_t started_ns = os::monotonic_ns();
-    std::vector<CowHooks> tries{CowHooks::Anon};
-    if (kernel_may_allow_fentry()) tries.push_back(CowHooks::Rmap);
-    tries.push_back(CowHooks::None);
-    int error = 0;
-    CowHooks hooks = CowHooks::None;
-    for (CowHooks attempt : tries) {
-        hooks = attempt;
-        error = impl->open_and_load(attempt);
-        if (error == 0) break;
-        log::debug("ebpf: loading with copy-on-write hooks {} failed ({})", static_cast<int>(attempt),
-                   std::strerror(error));
-    }
-    if (error != 0) unavailable(load_failure(error));
-    bool with_cow = hooks != CowHooks::None;
-    ::malloc_trim(0);  // libbpf's parse of the kernel's BTF: not in the program's fork
-    max_rss_bpf* skel = impl->skel;
-    bpf_program* prog = nullptr;
-    bpf_object__for_each_program(prog, skel->obj) {
-        if (!bpf_program__autoload(prog)) continue;
-        bpf_link* link = bpf_program__attach(prog);
-        if (!link) {
-            const int attach_error = errno;
-            if (is_optional_program(prog, skel)) {
-                log::debug("ebpf: {} did not attach ({})", bpf_program__name(prog), std::strerror(attach_error));
-                with_cow = false;
-                continue;
-            }
-            unavailable(std::string("attaching ") + bpf_program__name(prog) + " failed (" +
-                        std::strerror(attach_error) + "): " +
-                        (attach_error == EPERM ? kWhatToDo : "use --backend ptrace"));
-        }
-        impl->links.push_back(link);
+    // The light object first (~30 ms); libbpf's skeleton (~110 ms) where the
+    // kernel lacks what it needs, or when MAX_RSS_EBPF_LOADER=libbpf asks.
+    const char* loader = std::getenv("MAX_RSS_EBPF_LOADER");
+    const bool libbpf_only = loader && std::string_view(loader) == "libbpf";
+    CowHooks hooks = CowHooks::Anon;
+    const char* how = "light skeleton";
+    if (const int error = libbpf_only ? EOPNOTSUPP : impl->load_light(); error != 0) {
+        if (!libbpf_only)
+            log::debug("ebpf: the light object did not load ({}); loading with libbpf", std::strerror(error));
+        hooks = impl->load_libbpf();
+        how = "libbpf skeleton";
     }
     auto program = std::unique_ptr<BpfProgram>(new BpfProgram(std::move(impl)));
-    program->exact_cow_ = with_cow;
-    skel->bss->exact_cow = with_cow && hooks == CowHooks::Rmap ? 1 : 0;
-    skel->bss->exact_anon = with_cow && hooks == CowHooks::Anon ? 1 : 0;
-    program->impl_->ring =
-        ring_buffer__new(bpf_map__fd(skel->maps.records), &BpfProgram::dispatch, program.get(), nullptr);
-    if (!program->impl_->ring) unavailable(std::string("ring buffer: ") + std::strerror(errno));
+    Impl& in = *program->impl_;
+    program->exact_cow_ = hooks != CowHooks::None;
+    *in.globals.exact_cow = hooks == CowHooks::Rmap ? 1 : 0;
+    *in.globals.exact_anon = hooks == CowHooks::Anon ? 1 : 0;
+    in.ring = ring_buffer__new(in.records_fd, &BpfProgram::dispatch, program.get(), nullptr);
+    if (!in.ring) unavailable(std::string("ring buffer: ") + std::strerror(errno));
     keep_maps_out_of_forks();
-    log::debug("ebpf: loaded in {:.1f} ms (kernel BTF parse, verifier, maps)",
-               static_cast<double>(os::monotonic_ns() - started_ns) / 1e6);
+    log::debug("ebpf: loaded in {:.1f} ms ({})", static_cast<double>(os::monotonic_ns() - started_ns) / 1e6, how);
     return program;
 }
 
@@ -217,7 +261,7 @@ void BpfProgram::track(pid_t pid) {
         __u32 exiting;
         __u32 pad;
     } value{0, 0, 0};
-    if (bpf_map__update_elem(impl_->skel->maps.tracked, &key, sizeof key, &value, sizeof value, BPF_ANY) != 0)
+    if (bpf_map_update_elem(impl_->tracked_fd, &key, &value, BPF_ANY) != 0)
         throw TracerError(std::string("ebpf: tracking the program: ") + std::strerror(errno));
 }
 
@@ -228,21 +272,21 @@ void BpfProgram::poll(int timeout_ms) {
 }
 
 KernelTotals BpfProgram::totals() const {
-    const auto* bss = impl_->skel->bss;
-    auto read = [](const auto& field) { return __atomic_load_n(&field, __ATOMIC_RELAXED); };
+    const mrss_globals& g = impl_->globals;
+    auto read = [](const auto* field) { return __atomic_load_n(field, __ATOMIC_RELAXED); };
     KernelTotals t;
-    const int64_t contrib = static_cast<int64_t>(read(bss->contrib_pages));
-    int64_t over = bss->exact_cow ? read(bss->overcount_pages) : 0;
+    const int64_t contrib = static_cast<int64_t>(read(g.contrib_pages));
+    int64_t over = read(g.exact_cow) ? read(g.overcount_pages) : 0;
     if (over < 0) over = 0;
-    int64_t total = contrib - over + static_cast<int64_t>(read(bss->shared_max_pages));
-    if (bss->exact_anon)
-        total = std::max<int64_t>(read(bss->anon_mapped_pages), 0) + static_cast<int64_t>(read(bss->shared_max_pages));
+    int64_t total = contrib - over + static_cast<int64_t>(read(g.shared_max_pages));
+    if (read(g.exact_anon))
+        total = std::max<int64_t>(read(g.anon_mapped_pages), 0) + static_cast<int64_t>(read(g.shared_max_pages));
     t.total_pages = total > 0 ? static_cast<uint64_t>(total) : 0;
-    t.peak_pages = read(bss->peak_pages);
-    t.peak_ns = read(bss->peak_ns);
-    t.upper_peak_pages = read(bss->upper_peak_pages);
-    t.lost_records = read(bss->lost_records);
-    t.anon_pages = read(bss->anon_mapped_pages);
+    t.peak_pages = read(g.peak_pages);
+    t.peak_ns = read(g.peak_ns);
+    t.upper_peak_pages = read(g.upper_peak_pages);
+    t.lost_records = read(g.lost_records);
+    t.anon_pages = read(g.anon_mapped_pages);
     return t;
 }
 

@@ -111,9 +111,18 @@ struct {
     __type(value, __u64);
 } cpu_probe SEC(".maps");
 
-extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
-extern void bpf_task_release(struct task_struct *p) __ksym __weak;
-extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type, u64 value) __ksym __weak;
+#ifdef MRSS_LIGHT
+/* The light object is for kernels >= 6.14, which have all three; its loader
+ * (in the kernel) cannot tell whether a weak kfunc exists. */
+#define MRSS_KFUNC __ksym
+#define MRSS_HAVE_GUARD_KFUNCS 1
+#else
+#define MRSS_KFUNC __ksym __weak
+#define MRSS_HAVE_GUARD_KFUNCS (bpf_send_signal_task && bpf_task_from_pid && bpf_task_release)
+#endif
+extern struct task_struct *bpf_task_from_pid(s32 pid) MRSS_KFUNC;
+extern void bpf_task_release(struct task_struct *p) MRSS_KFUNC;
+extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type, u64 value) MRSS_KFUNC;
 
 /* max_rss itself: if it dies before the tree is gone, the tree is killed
  * (as ptrace's PTRACE_O_EXITKILL does): nothing it started runs on unseen. */
@@ -428,7 +437,7 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
     r->args_bytes = 0;
     if (len > 0 && bpf_probe_read_user(r->args, len & (MRSS_ARGS_BYTES * 2 - 1), (void *)start) == 0)
         r->args_bytes = (__u32)len;
-    bpf_ringbuf_submit(r, 0);
+    submit(r);
     return 0;
 }
 
@@ -447,7 +456,7 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
 {
     __u32 tgid = task->tgid;
-    if (tgid == guard_tgid && group_dead && bpf_send_signal_task && bpf_task_from_pid && bpf_task_release) {
+    if (tgid == guard_tgid && group_dead && MRSS_HAVE_GUARD_KFUNCS) {
         bpf_for_each_map_elem(&tracked, kill_one, 0, 0);
         return 0;
     }
@@ -538,6 +547,12 @@ int BPF_PROG(on_exit_mmap_tp, struct mm_struct *mm)
     return 0;
 }
 
+#ifndef MRSS_LIGHT
+/* The rmap hooks (fentry/fexit), for kernels without the NR_ANON_MAPPED
+ * tracepoint. Left out of the light object (MRSS_LIGHT), which is loaded by
+ * a loader program in the kernel, for kernels that have it; this object,
+ * with them, is the libbpf skeleton's, the fallback. */
+
 /* After an address space is torn down: it holds nothing any more. */
 SEC("fexit/exit_mmap")
 int BPF_PROG(on_exit_mmap, struct mm_struct *mm)
@@ -606,3 +621,4 @@ int BPF_PROG(on_remove_rmap_pmd, struct folio *folio, struct page *page, struct 
     if (mappings >= 2) unshare(e, BPF_CORE_READ(folio, _nr_pages));
     return 0;
 }
+#endif /* MRSS_LIGHT */
