@@ -174,6 +174,13 @@ void Recorder::exec_done(pid_t tid, pid_t former_tid) {
     }
 }
 
+void Recorder::tasks_counted(pid_t pid, uint32_t tasks) {
+    if (const auto index = table_.live_index(pid)) {
+        Process& proc = table_.process(*index);
+        proc.threads = std::max(proc.threads, tasks);
+    }
+}
+
 void Recorder::task_exiting(pid_t tid) {
     TaskEntry* task = table_.task(tid);
     if (!task || task->exiting) return;

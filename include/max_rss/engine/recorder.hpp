@@ -80,6 +80,8 @@ public:
     // that called exec (== tid unless a non-leader thread exec'd).
     void exec_done(pid_t tid, pid_t former_tid);
     // tid reached its exit, its address space still intact.
+    // A backend that counts a process's tasks itself (ebpf) says how many it had.
+    void tasks_counted(pid_t pid, uint32_t tasks);
     void task_exiting(pid_t tid);
     // tid is gone. For a leader, the process is over: exit and rusage are its.
     // ru_maxrss_is_its_own: the process waited for no children, so ru_maxrss

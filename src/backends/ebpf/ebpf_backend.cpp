@@ -4,7 +4,9 @@
 // (the root is put there before it may run; its forks join in kernel), every
 // tracked address space's counters and peak, and the tree's total at every
 // counter change with its largest value. It hands fork, exec-entry, exec and
-// exit records to this loop, which turns them into the engine's events; the
+// exit records of processes (threads are only counted, in the kernel: a
+// thread changes neither the tree nor its memory, and 5,000 threads would be
+// 10,000 wake-ups) to this loop, which turns them into the engine's events; the
 // memory figures the Recorder reads at each event are the ones the record
 // carries (StagedProbe), taken in the kernel at that very moment.
 //
@@ -231,13 +233,10 @@ void EbpfBackend::handle(const mrss_record& r, size_t bytes) {
     const auto tid = static_cast<pid_t>(r.tid);
     switch (r.kind) {
         case MRSS_REC_FORK: {
-            const CloneKind kind = r.clone_kind == MRSS_CLONE_THREAD ? CloneKind::Thread
-                                   : r.clone_kind == MRSS_CLONE_FORK ? CloneKind::Fork
-                                                                     : CloneKind::SharedMm;
-            if (!recorder.task_created(tid, static_cast<pid_t>(r.other), kind)) {
-                if (kind == CloneKind::Thread) recorder.thread_adopted(tid, static_cast<pid_t>(r.tgid));
-                else recorder.process_adopted(tid, 0, false);
-            }
+            // Only processes: the kernel side counts threads (see on_exit_record).
+            const CloneKind kind = r.clone_kind == MRSS_CLONE_FORK ? CloneKind::Fork : CloneKind::SharedMm;
+            if (!recorder.task_created(tid, static_cast<pid_t>(r.other), kind))
+                recorder.process_adopted(tid, 0, false);
             probe_.stage(r.mm, false);  // the first stop: what a fork child inherited
             recorder.first_stop(tid);
             return;
@@ -245,7 +244,7 @@ void EbpfBackend::handle(const mrss_record& r, size_t bytes) {
         case MRSS_REC_EXEC_ENTRY: {
             const Process* p = recorder.live_process(static_cast<pid_t>(r.tgid));
             probe_.stage(r.mm, p && !p->images.empty() && p->images.back().origin == ImageOrigin::Fork);
-            recorder.exec_entry(tid);
+            recorder.exec_entry(static_cast<pid_t>(r.tgid));  // the exec may come from any of its threads
             return;
         }
         case MRSS_REC_EXEC: {
@@ -261,19 +260,16 @@ void EbpfBackend::handle(const mrss_record& r, size_t bytes) {
 
 void EbpfBackend::on_exit_record(const mrss_record& r) {
     Recorder& recorder = context_->recorder;
-    const auto tid = static_cast<pid_t>(r.tid);
+    // The record of a group's last task (threads leaving before it send none):
+    // the process is known by its leader's tid, whichever task came last.
     const auto tgid = static_cast<pid_t>(r.tgid);
-    const bool group_dead = r.other != 0;
     const Process* p = recorder.live_process(tgid);
     const bool fork_image = p && !p->images.empty() && p->images.back().origin == ImageOrigin::Fork;
-    // Only the group's last task reads the address space (as ptrace's last exit stop).
-    if (group_dead) probe_.stage(r.mm, fork_image);
-    else probe_.stage(mrss_mm_figures{}, false);
-    recorder.task_exiting(tid);
-    // A thread other than the leader is gone at once; the leader stays (a
-    // zombie) until the whole group is. The root is ended by wait4.
-    if (tid != tgid) recorder.task_reaped(tid, ExitStatus{}, std::nullopt);
-    if (!group_dead || tgid == root_pid_) return;
+    probe_.stage(r.mm, fork_image);
+    recorder.tasks_counted(tgid, r.tasks);
+    recorder.task_exiting(tgid);
+    // The root is ended by wait4.
+    if (tgid == root_pid_) return;
     OptionalBytes ru_maxrss = r.ru_maxrss_pages * kPageBytes;
     recorder.task_reaped(tgid, exit_status_of(r.exit_code), ru_maxrss);
 }

@@ -9,14 +9,13 @@
 #define MRSS_MAX_CPUS 1024
 
 enum mrss_record_kind {
-    MRSS_REC_FORK = 1,        /* a tracked task made a task (thread or process) */
+    MRSS_REC_FORK = 1,        /* a tracked task made a process (threads are only counted) */
     MRSS_REC_EXEC_ENTRY = 2,  /* a tracked process is about to exec: its old image, whole */
     MRSS_REC_EXEC = 3,        /* it exec'd (struct mrss_exec_record) */
-    MRSS_REC_EXIT = 4,        /* a tracked task exited, before exit_mm */
+    MRSS_REC_EXIT = 4,        /* a tracked process's last task exited, before exit_mm */
 };
 
 enum mrss_clone_kind {
-    MRSS_CLONE_THREAD = 0,
     MRSS_CLONE_FORK = 1,       /* a process with a copy-on-write copy of its creator's mm */
     MRSS_CLONE_SHARED_MM = 2,  /* vfork, posix_spawn, CLONE_VM: its creator's mm */
 };
@@ -36,11 +35,13 @@ struct mrss_mm_figures {
 
 struct mrss_record {
     __u32 kind;        /* enum mrss_record_kind */
-    __u32 tid;         /* fork: the new task; exec: the thread-group id; exit: the exiting task */
+    __u32 tid;         /* fork: the new task; exec: the thread-group id; exit: the group's last task */
     __u32 tgid;
-    __u32 other;       /* fork: the creating task; exec: the former tid; exit: 1 when the group is dead */
+    __u32 other;       /* fork: the creating process; exec: the former tid; exit: 1 (the group is dead) */
     __u32 clone_kind;  /* fork: enum mrss_clone_kind */
     __s32 exit_code;   /* exit: task->exit_code, in wait-status form */
+    __u32 tasks;       /* exit: the tasks the group ever had (its threads, counted in the kernel) */
+    __u32 pad;
     __u64 ts_ns;       /* CLOCK_MONOTONIC */
     __u64 ru_maxrss_pages; /* exit of a group: what wait4 will report */
     struct mrss_mm_figures mm;

@@ -42,7 +42,9 @@ struct task_state {
      * stays tracked until its address space is torn down (tp_btf/exit_mmap
      * in its own context), so the unmapping of its pages is counted. */
     __u32 exiting;
-    __u32 pad;
+    /* Threads it made (CLONE_THREAD), counted here rather than sent one
+     * record each: a thread changes neither the tree nor its memory. */
+    __u32 threads_made;
 };
 
 struct mm_state {
@@ -352,29 +354,30 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
     struct task_state *ps = bpf_map_lookup_elem(&tracked, &parent_tgid);
     if (!ps) return 0;
     __u32 tgid = child->tgid;
-    __u32 kind = MRSS_CLONE_THREAD;
+    if (tgid == parent_tgid) {
+        __sync_fetch_and_add(&ps->threads_made, 1);
+        return 0;
+    }
+    __u32 kind = MRSS_CLONE_FORK;
     struct mm_struct *mm = child->mm;
     struct task_state state = {};
-    if (tgid != parent_tgid) {
-        if (mm == parent->mm) {
-            kind = MRSS_CLONE_SHARED_MM;
-            state.mm = ps->mm;
-            struct mm_state *shared = state.mm ? bpf_map_lookup_elem(&mms, &state.mm) : 0;
-            if (shared) __sync_fetch_and_add(&shared->users, 1);
-        } else if (mm) {
-            kind = MRSS_CLONE_FORK;
-            state.mm = (__u64)mm;
-            bool parent_tracked = ps->mm && bpf_map_lookup_elem(&mms, &ps->mm);
-            register_mm(mm, true, parent_tracked);
-        }
-        bpf_map_update_elem(&tracked, &tgid, &state, BPF_ANY);
+    if (mm == parent->mm) {
+        kind = MRSS_CLONE_SHARED_MM;
+        state.mm = ps->mm;
+        struct mm_state *shared = state.mm ? bpf_map_lookup_elem(&mms, &state.mm) : 0;
+        if (shared) __sync_fetch_and_add(&shared->users, 1);
+    } else if (mm) {
+        state.mm = (__u64)mm;
+        bool parent_tracked = ps->mm && bpf_map_lookup_elem(&mms, &ps->mm);
+        register_mm(mm, true, parent_tracked);
     }
+    bpf_map_update_elem(&tracked, &tgid, &state, BPF_ANY);
     struct mrss_record *r = reserve_record();
     if (!r) return 0;
     r->kind = MRSS_REC_FORK;
     r->tid = child->pid;
     r->tgid = tgid;
-    r->other = parent->pid;
+    r->other = parent_tgid;  /* its creator's process: threads are not reported */
     r->clone_kind = kind;
     if (kind == MRSS_CLONE_FORK) {
         struct mm_state *e = bpf_map_lookup_elem(&mms, &state.mm);
@@ -460,6 +463,9 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
         bpf_for_each_map_elem(&tracked, kill_one, 0, 0);
         return 0;
     }
+    /* A thread that leaves a group still running changes neither the tree
+     * nor the group's memory: only the group's last task is reported. */
+    if (!group_dead) return 0;
     struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
     if (!st) return 0;
     evaluate();
@@ -470,9 +476,10 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
         r->kind = MRSS_REC_EXIT;
         r->tid = task->pid;
         r->tgid = tgid;
-        r->other = group_dead ? 1 : 0;
+        r->other = 1;
+        r->tasks = 1 + st->threads_made;
         r->exit_code = BPF_CORE_READ(task, exit_code);
-        if (group_dead) {
+        {
             struct mm_struct *mm = task->mm;
             __u64 maxrss = BPF_CORE_READ(task, signal, maxrss);
             __u64 cmaxrss = BPF_CORE_READ(task, signal, cmaxrss);
@@ -487,7 +494,6 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
         }
         submit(r);
     }
-    if (!group_dead) return 0;
     if (e && __sync_fetch_and_add(&e->users, -1) == 1 && !exact_cow) remove_mm(key, e);
     /* Its pages are unmapped after this (exit_mm, by whichever of its
      * threads is the last to leave): still counted as the tree's until its
