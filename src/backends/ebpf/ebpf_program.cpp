@@ -228,6 +228,8 @@ std::unique_ptr<BpfProgram> BpfProgram::load() {
     CowHooks hooks = CowHooks::Anon;
     const char* how = "light skeleton";
     if (const int error = libbpf_only ? EOPNOTSUPP : impl->load_light(); error != 0) {
+        // Without the privilege, libbpf's loader would be refused the same way, ~100 ms later.
+        if ((error == EPERM || error == EACCES) && ::geteuid() != 0) unavailable(load_failure(error));
         if (!libbpf_only)
             log::debug("ebpf: the light object did not load ({}); loading with libbpf", std::strerror(error));
         hooks = impl->load_libbpf();
@@ -259,8 +261,8 @@ void BpfProgram::track(pid_t pid) {
     struct {
         __u64 mm;
         __u32 exiting;
-        __u32 pad;
-    } value{0, 0, 0};
+        __u32 threads_made;
+    } value{0, 0, 0};  // struct task_state of max_rss.bpf.c
     if (bpf_map_update_elem(impl_->tracked_fd, &key, &value, BPF_ANY) != 0)
         throw TracerError(std::string("ebpf: tracking the program: ") + std::strerror(errno));
 }
