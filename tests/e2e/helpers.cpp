@@ -202,6 +202,17 @@ std::vector<pid_t> descendants(pid_t pid) {
     return out;
 }
 
+void check_thread_fork(const RunResult& r, double child_mib) {
+    CHECK(r.exit.code == 0);
+    REQUIRE(r.processes.size() == 2);
+    CHECK(r.processes[0].threads == 2);
+    CHECK(r.processes[1].ppid == r.processes[0].pid);
+    CHECK_FALSE(r.processes[1].orphaned);
+    // Its own pages plus a C program's baseline (~1-2 MiB).
+    CHECK_THAT(mib(r.processes[1].peak_rss_bytes), Catch::Matchers::WithinAbs(child_mib + 1.0, 1.5));
+    CHECK_THAT(mib(r.peak.tree_bytes), Catch::Matchers::WithinAbs(child_mib + 1.0, 1.5));
+}
+
 void check_sigkill_ends_tree(const std::vector<std::string>& options, const std::vector<std::string>& env) {
     const std::string out = temp_path("sigkill.out"), err = temp_path("sigkill.err");
     std::vector<std::string> args = options;

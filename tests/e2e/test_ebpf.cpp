@@ -106,14 +106,7 @@ TEST_CASE("ebpf: a child forked by a non-leader thread is its process's child", 
     // Threads are only counted in the kernel: the fork record must name the
     // creating process, not the thread, or the child would be an orphan.
     if (skipped()) return;
-    auto r = run_ebpf({fixture("thread_fork"), "30"});
-    CHECK(r.exit.code == 0);
-    REQUIRE(r.processes.size() == 2);
-    CHECK(r.processes[0].threads == 2);
-    CHECK(r.processes[1].ppid == r.processes[0].pid);
-    CHECK_FALSE(r.processes[1].orphaned);
-    check_mib_near(r.processes[1].peak_rss_bytes, 30);
-    check_mib_near(r.peak.tree_bytes, 30);
+    check_thread_fork(run_ebpf({fixture("thread_fork"), "30"}), 30);
 }
 
 TEST_CASE("ebpf: an exec ends an image at its peak and starts another", "[ebpf]") {

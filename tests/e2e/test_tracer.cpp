@@ -59,14 +59,7 @@ TEST_CASE("4 threads each touching 50 MiB and freeing it before exit: 200 MiB", 
 }
 
 TEST_CASE("a child forked by a non-leader thread is its process's child", "[tracer]") {
-    auto r = run({fixture("thread_fork"), "30"});
-    CHECK(r.exit.code == 0);
-    REQUIRE(r.processes.size() == 2);
-    CHECK(r.processes[0].threads == 2);
-    CHECK(r.processes[1].ppid == r.processes[0].pid);
-    CHECK_FALSE(r.processes[1].orphaned);
-    CHECK_MIB_NEAR(r.processes[1].peak_rss_bytes, 30);
-    CHECK_MIB_NEAR(r.peak.tree_bytes, 30);
+    check_thread_fork(run({fixture("thread_fork"), "30"}), 30);
 }
 
 TEST_CASE("touch 200 MiB then exec a 10 MiB program: one process with two images", "[tracer]") {
