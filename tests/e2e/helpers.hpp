@@ -100,9 +100,10 @@ private:
     bool ok_ = false;
 };
 
-// The run of `thread_fork MIB` (a non-leader thread forks a child that
-// touches MIB MiB): the child is its process's, with its peak, and the
-// process had two tasks. The same checks for every backend.
+// A run with one `thread_fork MIB` in it (a non-leader thread forks a child
+// that touches MIB MiB; the root or a shell's child): the child is its
+// process's, with its peak, and the process had two tasks and exited 0. The
+// same checks for every backend.
 void check_thread_fork(const RunResult& result, double child_mib);
 
 // The process of result whose last image's argv[0] ends with name.

@@ -107,6 +107,10 @@ TEST_CASE("ebpf: a child forked by a non-leader thread is its process's child", 
     // creating process, not the thread, or the child would be an orphan.
     if (skipped()) return;
     check_thread_fork(run_ebpf({fixture("thread_fork"), "30"}), 30);
+    // Not the root: its task count and exit come from its own exit, not wait4.
+    check_thread_fork(run_ebpf({"/bin/sh", "-c", fixture("thread_fork") + " 30; exit 0"}), 30);
+    // Its leader gone first (pthread_exit): the process ends with its last thread.
+    check_thread_fork(run_ebpf({"/bin/sh", "-c", fixture("thread_fork") + " 30 leader-first; exit 0"}), 30);
 }
 
 TEST_CASE("ebpf: an exec ends an image at its peak and starts another", "[ebpf]") {

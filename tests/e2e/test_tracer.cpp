@@ -60,6 +60,10 @@ TEST_CASE("4 threads each touching 50 MiB and freeing it before exit: 200 MiB", 
 
 TEST_CASE("a child forked by a non-leader thread is its process's child", "[tracer]") {
     check_thread_fork(run({fixture("thread_fork"), "30"}), 30);
+    // Not the root: its task count and exit come from its own exit, not wait4.
+    check_thread_fork(run({"/bin/sh", "-c", fixture("thread_fork") + " 30; exit 0"}), 30);
+    // Its leader gone first (pthread_exit): the process ends with its last thread.
+    check_thread_fork(run({"/bin/sh", "-c", fixture("thread_fork") + " 30 leader-first; exit 0"}), 30);
 }
 
 TEST_CASE("touch 200 MiB then exec a 10 MiB program: one process with two images", "[tracer]") {

@@ -79,9 +79,9 @@ public:
     // tid (now the thread group's leader) exec'd; former_tid is the thread
     // that called exec (== tid unless a non-leader thread exec'd).
     void exec_done(pid_t tid, pid_t former_tid);
-    // tid reached its exit, its address space still intact.
     // A backend that counts a process's tasks itself (ebpf) says how many it had.
     void tasks_counted(pid_t pid, uint32_t tasks);
+    // tid reached its exit, its address space still intact.
     void task_exiting(pid_t tid);
     // tid is gone. For a leader, the process is over: exit and rusage are its.
     // ru_maxrss_is_its_own: the process waited for no children, so ru_maxrss

@@ -250,7 +250,9 @@ void EbpfBackend::handle(const mrss_record& r, size_t bytes) {
         case MRSS_REC_EXEC: {
             if (bytes < sizeof(mrss_exec_record)) return;
             probe_.stage_program(program_of(reinterpret_cast<const mrss_exec_record&>(r)));
-            recorder.exec_done(static_cast<pid_t>(r.tgid), static_cast<pid_t>(r.other));
+            // By the process alone: the thread that exec'd (r.other) was never in the
+            // engine's table, and a stale entry under its tid must not be taken for it.
+            recorder.exec_done(static_cast<pid_t>(r.tgid), 0);
             return;
         }
         case MRSS_REC_EXIT: on_exit_record(r); return;
