@@ -116,8 +116,10 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
     app.add_option("--plot", args->plot, "Draw memory over time, by process, into an HTML page FILE")
         ->option_text("FILE");
     app.add_option("--backend", args->backend,
-                   "How to follow the tree: ptrace (default: stops each process at its birth, exec and exit), "
-                   "sample (no ptrace: reads /proc every --interval; for programs that cannot run under ptrace)")
+                   "How to follow the tree: ptrace (default: stops each process at its birth, exec, exit and "
+                   "where its memory can fall), ebpf (kernel events, nobody stopped, programs that use ptrace run "
+                   "untouched; needs root or CAP_BPF+CAP_PERFMON, and kernel BTF), sample (no ptrace: reads /proc "
+                   "every --interval, can miss what happens between two reads)")
         ->option_text("NAME")
         ->capture_default_str()
         ->check(backend_value());

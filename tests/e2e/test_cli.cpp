@@ -103,6 +103,8 @@ TEST_CASE("help and version", "[cli]") {
     CHECK(help.exit_code == 0);
     CHECK(help.out.find("--output") != std::string::npos);
     CHECK(help.out.find("Exit status") != std::string::npos);
+    // Every backend the option accepts is described in the help.
+    for (const char* backend : {"ptrace (default", "ebpf (", "sample ("}) CHECK(help.out.find(backend) != std::string::npos);
     auto version = run_max_rss({"--version"});
     CHECK(version.exit_code == 0);
     CHECK(version.out == "max_rss " MAX_RSS_VERSION "\n");
