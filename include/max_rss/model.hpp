@@ -185,6 +185,8 @@ struct Warning {
                             // way the kernel refuses (error) because max_rss traces it:
                             // debuggers, strace, LeakSanitizer cannot work under ptrace;
                             // only the first such call of a run
+        NoReleaseFilter,    // the release-point filter could not be installed in pid when the
+                            // tree first had two processes (error): the tree peak is a lower bound
     };
     Kind kind = Kind::Unmeasured;
     pid_t pid = 0;

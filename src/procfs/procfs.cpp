@@ -77,6 +77,7 @@ Status parse_status(std::string_view text) {
         if (key == "Tgid") s.tgid = parse_unsigned<pid_t>(value);
         else if (key == "PPid") s.ppid = parse_unsigned<pid_t>(value);
         else if (key == "Threads") s.threads = parse_unsigned<uint32_t>(value);
+        else if (key == "Seccomp_filters") s.seccomp_filters = parse_unsigned<uint32_t>(value);
         else if (key == "VmHWM") s.hwm_bytes = parse_kb_value(value);
         else if (key == "VmRSS") s.rss_bytes = parse_kb_value(value);
         else if (key == "RssAnon") s.rss_anon_bytes = parse_kb_value(value);

@@ -39,6 +39,10 @@ std::string describe(const Warning& w) {
                 "{} kernel event record{} lost (the eBPF ring buffer was full): processes or images may be missing; "
                 "the tree peak, kept in the kernel, is not affected",
                 w.bytes, w.bytes == 1 ? " was" : "s were");
+        case Warning::Kind::NoReleaseFilter:
+            return fmt::format(
+                "could not install the release-point filter in pid {} (seccomp: {}): the tree peak is a lower bound",
+                w.pid, std::strerror(w.error));
         case Warning::Kind::CowBounds:
             return fmt::format(
                 "copy-on-write pages of forked children could not be followed on this kernel (older than Linux "

@@ -64,6 +64,19 @@ TEST_CASE("exact tree peak: the same figure on every run", "[tracer][exact]") {
     CHECK(hi - lo <= 0.5);
 }
 
+TEST_CASE("exact tree peak: a one-process program is not stopped where its memory falls", "[tracer][exact]") {
+    // While the tree is one process, its VmHWM is the tree's peak: the release
+    // filter comes with the first fork, so churn's thousand munmaps cost no stop.
+    const RunResult r = measure_shape("churn", 0, false);
+    INFO("tree " << mib(r.peak.tree_bytes) << " MiB, " << r.peak.release_points << " release points");
+    CHECK(r.exit.code == 0);
+    CHECK(r.peak.method == PeakMethod::Exact);
+    CHECK(mib(r.peak.tree_bytes) >= 100);
+    CHECK(mib(r.peak.tree_bytes) <= 103);
+    CHECK(r.peak.release_points < 10);  // its exit (no thousand munmaps)
+    CHECK(r.warnings.empty());
+}
+
 TEST_CASE("exact tree peak: `sh -c 'true | cat'` is what it held at once, not the sum of its peaks",
           "[tracer][exact]") {
     MeasureOptions options;

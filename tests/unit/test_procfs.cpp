@@ -29,6 +29,11 @@ TEST_CASE("parse_status reads a real status file in bytes", "[procfs]") {
     CHECK(s.tgid.has_value());
     CHECK(s.ppid.has_value());
     CHECK(*s.threads == 1);
+    REQUIRE(s.seccomp_filters);
+    CHECK(*s.seccomp_filters == 0);
+    const auto filtered = procfs::parse_status("Name:\tx\nSeccomp:\t2\nSeccomp_filters:\t3\n");
+    REQUIRE(filtered.seccomp_filters);
+    CHECK(*filtered.seccomp_filters == 3);
 }
 
 TEST_CASE("parse_status of a task without an mm has no Vm figures", "[procfs]") {

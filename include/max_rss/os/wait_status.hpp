@@ -20,7 +20,7 @@ enum class StopKind {
     Exec,            // PTRACE_EVENT_EXEC (after the new image is in place)
     Exit,            // PTRACE_EVENT_EXIT (before exit_mm: the mm is still readable)
     Seccomp,         // PTRACE_EVENT_SECCOMP (execve entry, from our filter)
-    SyscallStop,     // SIGTRAP|0x80 (unused: we never PTRACE_SYSCALL)
+    SyscallStop,     // SIGTRAP|0x80 (only while a task installs the release filter)
     Unknown,
 };
 

@@ -27,6 +27,7 @@ struct Status {
     // Signals pending for the thread (SigPnd) or the whole process (ShdPnd),
     // OR-ed: bit N-1 is signal N.
     std::optional<uint64_t> pending_signals;
+    std::optional<uint32_t> seccomp_filters;  // Seccomp_filters: the task's stacked filters (Linux 5.9)
 };
 
 // The totals of /proc/<tid>/smaps_rollup, in bytes.

@@ -5,9 +5,12 @@
 // moments that matter for memory:
 //   - execve entry (our seccomp filter): the old image's VmHWM;
 //   - PTRACE_EVENT_EXIT, before exit_mm: the image's VmHWM and a breakdown;
-//   - a new task's first stop: a forked child's inherited resident size.
+//   - a new task's first stop: a forked child's inherited resident size;
+//   - once the tree has two processes, where memory may fall (munmap, ...):
+//     the release filter, installed then (filter_injection.hpp).
 // Nothing polls and nothing sleeps.
 #include "clone_kind.hpp"
+#include "filter_injection.hpp"
 #include "seccomp_filter.hpp"
 #include "syscall_edit.hpp"
 
@@ -24,6 +27,7 @@
 #include <csignal>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace max_rss {
@@ -35,13 +39,14 @@ namespace {
 
 constexpr unsigned long kPtraceOptions =
     PTRACE_O_EXITKILL | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
-    PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACESECCOMP;
+    PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACESYSGOOD;
 
 // What to do with a stopped task once its stop is handled.
 struct Action {
     enum class Kind : uint8_t {
         Resume,  // PTRACE_CONT with signal (0: none)
-        Listen,  // a group-stop: stay stopped, as untraced, until SIGCONT
+        Listen,   // a group-stop: stay stopped, as untraced, until SIGCONT
+        Syscall,  // PTRACE_SYSCALL: a task running the release filter's installation
     };
     pid_t tid = 0;
     Kind kind = Kind::Resume;
@@ -64,6 +69,9 @@ private:
     bool brk_lowers(pid_t tid);
     void on_ptrace_call(pid_t tid);
     void on_exit_stop(pid_t tid);
+    void start_release_filter(pid_t creator_tid, pid_t child);
+    void go_on_installing(pid_t tid, FilterInjector::Step step);
+    bool child_missed_filter(pid_t creator_tid, pid_t child) const;
     void on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage);
     void hold(pid_t tid);
     void adopt_held();
@@ -89,11 +97,26 @@ private:
     // exec starts a new one): a brk below it may free memory.
     std::unordered_map<uint32_t, unsigned long> brk_;
     bool ptrace_refused_ = false;  // said once a run: the advice is the same for every caller
+    // The release filter: not installed while the tree has never had two
+    // processes (pending), then installed in the first fork's parent and
+    // child; every later process inherits it.
+    static const SeccompFilter& release_filter() {
+        static const SeccompFilter filter(SeccompFilter::Part::Release);
+        return filter;
+    }
+    FilterInjector injector_{release_filter().fprog()};
+    bool release_filter_pending_ = FilterInjector::supported();
+    std::unordered_set<pid_t> inject_at_first_stop_;
+    // The process that installed it, when it had several threads: a fork by
+    // another of its threads may have copied its filters just before.
+    std::optional<uint32_t> threaded_installer_;
+    pid_t installer_tid_ = 0;
 };
 
 void PtraceBackend::run(RunContext& context) {
     context_ = &context;
-    static const SeccompFilter filter;
+    static const SeccompFilter filter(FilterInjector::supported() ? SeccompFilter::Part::Launch
+                                                                  : SeccompFilter::Part::All);
     os::LaunchSpec spec;
     spec.argv = context.argv;
     spec.child_mask = context.signals.original_mask();
@@ -159,6 +182,8 @@ void PtraceBackend::apply() {
             r = ::ptrace(PTRACE_LISTEN, action.tid, nullptr, nullptr);
             // LISTEN refused (not a group-stop after all): let it run.
             if (r != 0 && errno != ESRCH) r = ::ptrace(PTRACE_CONT, action.tid, nullptr, nullptr);
+        } else if (action.kind == Action::Kind::Syscall) {
+            r = ::ptrace(PTRACE_SYSCALL, action.tid, nullptr, nullptr);
         } else {
             r = ::ptrace(PTRACE_CONT, action.tid, nullptr,
                          reinterpret_cast<void*>(static_cast<intptr_t>(action.signal)));
@@ -173,8 +198,17 @@ void PtraceBackend::dispatch(pid_t tid, WaitStatus ws, const std::optional<rusag
     const StopKind kind = ws.kind();
     if (log::enabled(log::Level::trace)) log::trace("{}: {}", tid, ws.describe());
     if (ws.is_terminal()) {
+        injector_.forget(tid);
+        inject_at_first_stop_.erase(tid);
         on_reaped(tid, ws, usage);
         return;
+    }
+    if (injector_.busy(tid)) {
+        if (kind != StopKind::Exit) {
+            go_on_installing(tid, injector_.on_stop(tid, kind, ws.signal()));
+            return;
+        }
+        injector_.forget(tid);  // SIGKILLed in the middle: nothing to put back
     }
     TaskEntry* task = context_->recorder.table().task(tid);
     if (!task) {
@@ -192,6 +226,13 @@ void PtraceBackend::dispatch(pid_t tid, WaitStatus ws, const std::optional<rusag
             return;
         case StopKind::GroupStop:
             task->awaiting_first_stop = false;
+            if (inject_at_first_stop_.erase(tid)) {
+                // Installed first; the stop is raised again after.
+                FilterInjector::Step step = injector_.start_now(tid);
+                if (!step.done) injector_.hold_signal(tid, SIGSTOP);
+                go_on_installing(tid, step);
+                return;
+            }
             actions_.push_back(Action{tid, Action::Kind::Listen, 0});
             return;
         case StopKind::SignalDelivery:
@@ -230,13 +271,76 @@ void PtraceBackend::on_new_task_event(pid_t creator_tid, StopKind event) {
     }
     const auto child = static_cast<pid_t>(msg);
     const CloneKind kind = decode_clone(creator_tid, event, child);
-    resume(creator_tid);
+    if (kind != CloneKind::Thread && release_filter_pending_) {
+        start_release_filter(creator_tid, child);
+    } else {
+        if (kind != CloneKind::Thread && child_missed_filter(creator_tid, child)) inject_at_first_stop_.insert(child);
+        resume(creator_tid);
+    }
     if (!context_->recorder.task_created(child, creator_tid, kind)) return;
     if (held_.erase(child)) on_first_stop(child);
 }
 
+// The tree's second process: until now its one process's VmHWM was the
+// tree's total at every instant; from now on the tree's total must be read
+// wherever memory may fall. Both get the release filter before they run on
+// (the parent at the exit of its fork, the child at its first stop); every
+// process they start inherits it.
+void PtraceBackend::start_release_filter(pid_t creator_tid, pid_t child) {
+    release_filter_pending_ = false;
+    Recorder& recorder = context_->recorder;
+    if (recorder.table().live_count() > 1) {
+        // Another process is running (it cannot be reached now): say so
+        // rather than miss its releases silently.
+        recorder.warn(Warning{Warning::Kind::NoReleaseFilter, creator_tid, 0, 0, EBUSY, {}});
+        recorder.release_points_unavailable();
+    }
+    if (const TaskEntry* task = recorder.table().task(creator_tid)) {
+        if (const LiveProcess* live = recorder.table().live(recorder.table().process(task->process).pid);
+            live && live->live_tasks > 1)
+            threaded_installer_ = task->process;
+    }
+    installer_tid_ = creator_tid;
+    injector_.start_after_syscall(creator_tid);
+    actions_.push_back(Action{creator_tid, Action::Kind::Syscall, 0});
+    inject_at_first_stop_.insert(child);
+}
+
+// Another thread of the installing process forked while the filter was on
+// its way: its child may have copied the filters from before.
+bool PtraceBackend::child_missed_filter(pid_t creator_tid, pid_t child) const {
+    if (!threaded_installer_) return false;
+    const TaskEntry* task = context_->recorder.table().task(creator_tid);
+    if (!task || task->process != *threaded_installer_) return false;
+    if (injector_.busy(installer_tid_)) return true;
+    const auto creator = procfs::read_status(creator_tid);
+    const auto copy = procfs::read_status(child);
+    return creator && copy && creator->seccomp_filters && copy->seccomp_filters &&
+           *copy->seccomp_filters < *creator->seccomp_filters;
+}
+
+void PtraceBackend::go_on_installing(pid_t tid, FilterInjector::Step step) {
+    if (!step.done) {
+        actions_.push_back(Action{tid, Action::Kind::Syscall, 0});
+        return;
+    }
+    if (step.error != 0 && step.error != ESRCH) {
+        Recorder& recorder = context_->recorder;
+        const TaskEntry* task = recorder.table().task(tid);
+        const pid_t pid = task ? recorder.table().process(task->process).pid : tid;
+        log::debug("pid {}: release filter not installed: {}", pid, std::strerror(step.error));
+        recorder.warn(Warning{Warning::Kind::NoReleaseFilter, pid, 0, 0, step.error, {}});
+        recorder.release_points_unavailable();
+    }
+    resume(tid);
+}
+
 void PtraceBackend::on_first_stop(pid_t tid) {
     context_->recorder.first_stop(tid);
+    if (inject_at_first_stop_.erase(tid)) {
+        go_on_installing(tid, injector_.start_now(tid));
+        return;
+    }
     resume(tid);
 }
 
@@ -283,8 +387,9 @@ bool PtraceBackend::brk_lowers(pid_t tid) {
     const auto wanted = first_argument(tid);
     if (!task || !wanted) return true;  // unknown: measure
     if (*wanted == 0) return false;     // brk(0) asks where the break is
+    // The first one seen (the release filter may come mid-life): measure.
     auto [it, first] = brk_.try_emplace(task->process, *wanted);
-    const bool lowers = !first && *wanted < it->second;
+    const bool lowers = first || *wanted < it->second;
     it->second = *wanted;
     return lowers;
 }
@@ -321,6 +426,7 @@ void PtraceBackend::on_exec(pid_t tid) {
         if (report.seccomp_errno != 0) {
             context_->recorder.warn(Warning{Warning::Kind::NoExecFilter, tid, 0, 0, report.seccomp_errno, {}});
             context_->recorder.release_points_unavailable();
+            release_filter_pending_ = false;
         }
     }
     if (const TaskEntry* task = context_->recorder.table().task(static_cast<pid_t>(former) ? static_cast<pid_t>(former) : tid))

@@ -44,19 +44,24 @@ sock_filter jump(uint16_t code, uint32_t k, uint8_t jt, uint8_t jf) { return BPF
 
 }  // namespace
 
-SeccompFilter::SeccompFilter() {
+SeccompFilter::SeccompFilter(Part part) {
     const auto arch_off = static_cast<unsigned>(offsetof(seccomp_data, arch));
     const auto nr_off = static_cast<unsigned>(offsetof(seccomp_data, nr));
     const uint32_t trace = SECCOMP_RET_TRACE;
 #if defined(__x86_64__)
     using Op = Test::Op;
-    const std::vector<Rule> rules = {
+    const std::vector<Rule> launch_rules = {
         {__NR_execve, StopTag::Exec, {}},
         {__NR_execveat, StopTag::Exec, {}},
         {__NR_clone, StopTag::Untraced, {{Op::AnyBit, 0, kCloneUntraced}}},
         {__NR_clone3, StopTag::Clone3, {}},
         {__NR_prctl, StopTag::Strict, {{Op::Equals, 0, PR_SET_SECCOMP}, {Op::Equals, 1, SECCOMP_MODE_STRICT}}},
         {__NR_seccomp, StopTag::Strict, {{Op::Equals, 0, SECCOMP_SET_MODE_STRICT}}},
+        {__NR_ptrace, StopTag::Ptrace, {{Op::Equals, 0, PTRACE_TRACEME}}},
+        {__NR_ptrace, StopTag::Ptrace, {{Op::Equals, 0, PTRACE_ATTACH}}},
+        {__NR_ptrace, StopTag::Ptrace, {{Op::Equals, 0, PTRACE_SEIZE}}},
+    };
+    const std::vector<Rule> release_rules = {
         // Where resident memory can fall (see the header).
         {__NR_munmap, StopTag::Release, {}},
         {__NR_mremap, StopTag::Release, {}},
@@ -72,12 +77,13 @@ SeccompFilter::SeccompFilter() {
         // brk(0) only asks where the break is (every glibc program does, at
         // its start): no stop.
         {__NR_brk, StopTag::Brk, {{Op::NotZero, 0, 0}}},
-        {__NR_ptrace, StopTag::Ptrace, {{Op::Equals, 0, PTRACE_TRACEME}}},
-        {__NR_ptrace, StopTag::Ptrace, {{Op::Equals, 0, PTRACE_ATTACH}}},
-        {__NR_ptrace, StopTag::Ptrace, {{Op::Equals, 0, PTRACE_SEIZE}}},
     };
+    std::vector<Rule> rules;
+    if (part != Part::Release) rules = launch_rules;
+    if (part != Part::Launch) rules.insert(rules.end(), release_rules.begin(), release_rules.end());
     // Native x86-64: the rules below. i386 compat: only execve/execveat (11,
-    // 358) stop; nothing else is looked at for 32-bit programs.
+    // 358) stop, in the launch filter; nothing else is looked at for 32-bit
+    // programs.
     code_ = {
         stmt(BPF_LD | BPF_W | BPF_ABS, arch_off),                // [0]
         jump(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 6, 0),  // [1] native: to [8]
@@ -88,7 +94,15 @@ SeccompFilter::SeccompFilter() {
         stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),                 // [6]
         stmt(BPF_RET | BPF_K, trace | static_cast<uint32_t>(StopTag::Exec)),  // [7]
     };
+    if (part == Part::Release) {
+        code_ = {
+            stmt(BPF_LD | BPF_W | BPF_ABS, arch_off),                // [0]
+            jump(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),  // [1] native: to [3]
+            stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),                 // [2]
+        };
+    }
 #else
+    (void)part;
     const std::vector<Rule> rules = {{__NR_execve, StopTag::Exec, {}}, {__NR_execveat, StopTag::Exec, {}}};
     code_.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, arch_off));  // unused, keeps the layout simple
 #endif

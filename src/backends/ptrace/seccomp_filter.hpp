@@ -1,5 +1,9 @@
-// The seccomp filter the ptrace backend installs in the program before its
-// first exec. Its SECCOMP_RET_TRACE stops come to max_rss, each tagged (the
+// The seccomp filters of the ptrace backend. The launch filter is installed
+// in the program before its first exec; the release filter (the Release and
+// Brk rules) only when the tree first has two processes (filter_injection.hpp):
+// while the tree is one process, that process's VmHWM is the tree's total at
+// every instant, and a stop at each of its munmaps would add nothing to the
+// peak. Their SECCOMP_RET_TRACE stops come to max_rss, each tagged (the
 // SECCOMP_RET_DATA, read with PTRACE_GETEVENTMSG) with why it stops:
 //   Exec       execve/execveat entry: the old image is still whole
 //   Untraced   clone(CLONE_UNTRACED): max_rss clears the flag, so the child is
@@ -47,7 +51,12 @@ enum class StopTag : uint16_t {
 // Built before fork: the child only hands fprog() to seccomp(2).
 class SeccompFilter {
 public:
-    SeccompFilter();
+    enum class Part : uint8_t {
+        Launch,   // every rule but Release and Brk
+        Release,  // only Release and Brk (x86-64 programs)
+        All,      // both: where the release filter cannot be installed later
+    };
+    explicit SeccompFilter(Part part);
     SeccompFilter(const SeccompFilter&) = delete;
     SeccompFilter& operator=(const SeccompFilter&) = delete;
     [[nodiscard]] const sock_fprog* fprog() const { return &prog_; }
