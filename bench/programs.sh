@@ -9,6 +9,8 @@
 # the median untraced time beside it. Programs (skipped, with the reason, when
 # missing):
 #   python3   a short script that imports a few modules and builds 50 MB of objects
+#             (through the PATH's python3; when that is a shim, such as pyenv's,
+#             the interpreter it runs is measured on a row of its own)
 #   node      the same in JavaScript
 #   java      a class that fills an ArrayList (compiled once, before timing)
 #   make -j2  this project's fixture programs (tests/fixtures/*.c, ~40 C
@@ -49,7 +51,19 @@ public class Load {
 EOF
 
 loads=()
-if command -v python3 >/dev/null; then loads+=("python3|python3 $WORK/load.py"); else echo "programs: skipped python3: not installed" >&2; fi
+if command -v python3 >/dev/null; then
+  loads+=("python3|python3 $WORK/load.py")
+  # A version manager's shim (pyenv: a bash script, ~40 processes before
+  # Python starts) is what a user's `python3` costs on such a machine; the
+  # interpreter it ends in is measured on its own row too.
+  interp=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)
+  shim=$(command -v python3)
+  if [[ -n $interp && -x $interp && $(readlink -f "$interp") != $(readlink -f "$shim") ]]; then
+    loads+=("python3 (interpreter)|$interp $WORK/load.py")
+  fi
+else
+  echo "programs: skipped python3: not installed" >&2
+fi
 if command -v node >/dev/null; then loads+=("node|node $WORK/load.js"); else echo "programs: skipped node: not installed" >&2; fi
 if command -v javac >/dev/null && (cd "$WORK" && javac Load.java 2>/dev/null); then
   loads+=("java|java -Xshare:auto -cp $WORK Load")
@@ -77,7 +91,7 @@ time_once() {  # prints the wall time of "$@" in ns
 }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2] + a[NR/2+1]) / 2}'; }
 
-printf '%-10s %-8s %12s %12s %8s\n' program backend untraced_ms traced_ms ratio
+printf '%-22s %-8s %12s %12s %8s\n' program backend untraced_ms traced_ms ratio
 md="| program | backend | untraced (median) | traced (median) | ratio (median of pairs) |\n|---|---|---:|---:|---:|\n"
 for entry in "${loads[@]}"; do
   label=${entry%%|*}
@@ -92,7 +106,7 @@ for entry in "${loads[@]}"; do
     done
     ma=$(printf '%s\n' "${a[@]}" | median); mb=$(printf '%s\n' "${b[@]}" | median)
     mr=$(printf '%s\n' "${r[@]}" | median)
-    printf '%-10s %-8s %12.1f %12.1f %7.3fx\n' "$label" "$backend" "$(awk -v x="$ma" 'BEGIN{print x/1e6}')" \
+    printf '%-22s %-8s %12.1f %12.1f %7.3fx\n' "$label" "$backend" "$(awk -v x="$ma" 'BEGIN{print x/1e6}')" \
       "$(awk -v x="$mb" 'BEGIN{print x/1e6}')" "$mr"
     md+=$(printf '| %s | %s | %.1f ms | %.1f ms | **%.3fx** |' "$label" "$backend" "$(awk -v x="$ma" 'BEGIN{print x/1e6}')" \
       "$(awk -v x="$mb" 'BEGIN{print x/1e6}')" "$mr")"\n"
