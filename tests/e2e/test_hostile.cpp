@@ -211,6 +211,26 @@ TEST_CASE("hostile: a program's own seccomp filter gets what it gets without max
     CHECK(traced.out == direct.out);
 }
 
+TEST_CASE("hostile: a sandbox that forbids further seccomp filters: the tree peak is a stated lower bound",
+          "[hostile]") {
+    // The release filter comes at the tree's first fork, through seccomp(2);
+    // this program's own filter fails that call. It runs as without max_rss,
+    // and the report does not call its peak exact.
+    const Output direct = run_program({fixture("own_seccomp"), "deny"});
+    REQUIRE(direct.exit_code == 0);
+    REQUIRE(direct.out == "seccomp denied\n");
+    const std::string report = temp_path("own_seccomp_deny.json");
+    const Output traced = run_max_rss({"-o", report, "--", fixture("own_seccomp"), "deny"});
+    CHECK(traced.exit_code == 0);
+    CHECK(traced.out == direct.out);
+    CHECK(traced.err.find("could not install the release-point filter") != std::string::npos);
+    CHECK(traced.err.find("Operation not permitted") != std::string::npos);
+    const json r = json::parse(read_text_file(report));
+    CHECK(r["peak"]["method"] == "lower-bound");
+    CHECK(r["peak"]["inexact_reason"] == "no-release-points");
+    std::remove(report.c_str());
+}
+
 TEST_CASE("hostile: seccomp strict mode cannot work under ptrace: said in one line, and sample measures it",
           "[hostile]") {
     const Output direct = run_program({fixture("own_seccomp"), "strict"});

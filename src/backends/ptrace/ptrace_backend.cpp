@@ -111,6 +111,7 @@ private:
     // another of its threads may have copied its filters just before.
     std::optional<uint32_t> threaded_installer_;
     pid_t installer_tid_ = 0;
+    bool release_filter_refused_ = false;
 };
 
 void PtraceBackend::run(RunContext& context) {
@@ -329,7 +330,10 @@ void PtraceBackend::go_on_installing(pid_t tid, FilterInjector::Step step) {
         const TaskEntry* task = recorder.table().task(tid);
         const pid_t pid = task ? recorder.table().process(task->process).pid : tid;
         log::debug("pid {}: release filter not installed: {}", pid, std::strerror(step.error));
-        recorder.warn(Warning{Warning::Kind::NoReleaseFilter, pid, 0, 0, step.error, {}});
+        // Said once: the parent and the child usually fail alike.
+        if (!release_filter_refused_)
+            recorder.warn(Warning{Warning::Kind::NoReleaseFilter, pid, 0, 0, step.error, {}});
+        release_filter_refused_ = true;
         recorder.release_points_unavailable();
     }
     resume(tid);
