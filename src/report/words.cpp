@@ -40,9 +40,9 @@ std::string describe(const Warning& w) {
                 "the tree peak, kept in the kernel, is not affected",
                 w.bytes, w.bytes == 1 ? " was" : "s were");
         case Warning::Kind::NoReleaseFilter:
-            return fmt::format(
-                "could not install the release-point filter in pid {} (seccomp: {}): the tree peak is a lower bound",
-                w.pid, std::strerror(w.error));
+            return fmt::format("could not install the release-point filter in pid {} ({}): the tree peak is a lower bound",
+                               w.pid,
+                               w.detail.empty() ? fmt::format("seccomp: {}", std::strerror(w.error)) : w.detail);
         case Warning::Kind::CowBounds:
             return fmt::format(
                 "copy-on-write pages of forked children could not be followed on this kernel (older than Linux "

@@ -1,5 +1,6 @@
 #include "filter_injection.hpp"
 
+#include <max_rss/procfs/procfs.hpp>
 #include <max_rss/util/log.hpp>
 
 #include <linux/seccomp.h>
@@ -62,6 +63,13 @@ FilterInjector::Step FilterInjector::start_now(pid_t tid) {
 }
 
 FilterInjector::Step FilterInjector::begin(pid_t tid, Job& job) {
+    // A program with seccomp filters of its own (a sandbox) may answer our
+    // calls with a SIGSYS trap or a kill: it is not touched.
+    if (expected_filters_) {
+        const auto status = procfs::read_status(tid);
+        if (status && status->seccomp_filters && *status->seccomp_filters > *expected_filters_)
+            return finish(tid, EPERM, true);
+    }
     if (::ptrace(PTRACE_GETREGS, tid, nullptr, &job.saved) != 0) return finish(tid, errno);
     // The task stopped just after a `syscall` instruction (a fork, vfork or
     // clone, in the parent or the child): it is the one it will run again.
@@ -103,7 +111,7 @@ FilterInjector::Step FilterInjector::on_stop(pid_t tid, StopKind kind, int signa
             job.held_signals.push_back(signal);
             return {};
         case StopKind::GroupStop:
-            job.held_signals.push_back(SIGSTOP);
+            job.held_signals.push_back(signal);  // the stop signal that started it
             return {};
         case StopKind::SyscallStop:
             break;
@@ -113,7 +121,13 @@ FilterInjector::Step FilterInjector::on_stop(pid_t tid, StopKind kind, int signa
             return {};
     }
     const auto seen = syscall_seen(tid);
-    if (!seen) return finish(tid, errno ? errno : EIO);
+    if (!seen) {
+        // Only a task that is gone has no syscall information at a syscall
+        // stop; its registers are not put back (at an entry stop, that would
+        // run its fork again).
+        jobs_.erase(it);
+        return {true, ESRCH};
+    }
     if (!seen->exit) return {};
     switch (job.phase) {
         case Phase::CallExit:
@@ -124,6 +138,7 @@ FilterInjector::Step FilterInjector::on_stop(pid_t tid, StopKind kind, int signa
                 return finish(tid, job.error);
             }
             job.page = static_cast<unsigned long long>(seen->rval);
+            if (job.page == 0 || job.page % kPage != 0) return finish(tid, EFAULT);  // not an mmap's answer
             const std::vector<unsigned char> image = filter_image(*filter_, job.page);
             iovec local{const_cast<unsigned char*>(image.data()), image.size()};
             iovec remote{reinterpret_cast<void*>(job.page), image.size()};
@@ -139,8 +154,9 @@ FilterInjector::Step FilterInjector::on_stop(pid_t tid, StopKind kind, int signa
             return {};
         }
         case Phase::Seccomp:
-            // TSYNC: a positive result is a thread that could not take it.
-            if (seen->rval != 0) job.error = seen->rval < 0 ? static_cast<int>(-seen->rval) : ESRCH;
+            // TSYNC: a positive result is a thread that could not take it
+            // (it has other filters): no thread got it.
+            if (seen->rval != 0) job.error = seen->rval < 0 ? static_cast<int>(-seen->rval) : EBUSY;
             job.phase = Phase::Munmap;
             if (!issue(tid, job, __NR_munmap, {job.page, kPage})) return finish(tid, errno);
             return {};
@@ -150,18 +166,27 @@ FilterInjector::Step FilterInjector::on_stop(pid_t tid, StopKind kind, int signa
     return finish(tid, EINVAL);
 }
 
-FilterInjector::Step FilterInjector::finish(pid_t tid, int error) {
+FilterInjector::Step FilterInjector::finish(pid_t tid, int error, bool own_filters) {
     auto it = jobs_.find(tid);
-    if (it == jobs_.end()) return {true, error};
+    if (it == jobs_.end()) return {true, error, own_filters};
     Job& job = it->second;
     // Registers are only replaced once the mask is: put back what was taken.
     if (job.phase != Phase::CallExit) {
         ::ptrace(PTRACE_SETREGS, tid, nullptr, &job.saved);
         ::ptrace(PTRACE_SETSIGMASK, tid, sizeof job.saved_mask, &job.saved_mask);
     }
-    for (int sig : job.held_signals) ::syscall(SYS_tkill, tid, sig);
+    if (!job.held_signals.empty()) {
+        // A SIGCONT sent since (blocked, so still pending) cancels a held
+        // stop: raising the stop again would flush it and stop the task for good.
+        const auto status = procfs::read_status(tid);
+        const bool cont_pending = status && status->pending_signals && (*status->pending_signals >> (SIGCONT - 1)) & 1;
+        for (int sig : job.held_signals) {
+            const bool stop = sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+            if (!(stop && cont_pending)) ::syscall(SYS_tkill, tid, sig);
+        }
+    }
     jobs_.erase(it);
-    return {true, error};
+    return {true, error, own_filters};
 }
 
 #else
@@ -170,9 +195,9 @@ bool FilterInjector::supported() { return false; }
 void FilterInjector::start_after_syscall(pid_t tid) { jobs_[tid] = Job{}; }
 FilterInjector::Step FilterInjector::start_now(pid_t) { return {true, ENOSYS}; }
 FilterInjector::Step FilterInjector::on_stop(pid_t tid, StopKind, int) { return finish(tid, ENOSYS); }
-FilterInjector::Step FilterInjector::finish(pid_t tid, int error) {
+FilterInjector::Step FilterInjector::finish(pid_t tid, int error, bool own_filters) {
     jobs_.erase(tid);
-    return {true, error};
+    return {true, error, own_filters};
 }
 
 #endif

@@ -8,9 +8,10 @@
 // then puts its registers and its signal mask back as they were, and it goes
 // on from where it stopped. The task runs each call from its own `syscall`
 // instruction (the one it stopped after), every signal but SIGKILL and
-// SIGSTOP blocked meanwhile; a SIGSTOP (or a group-stop) that comes in the
-// middle is raised again at the end (as SIGSTOP: a group-stop's SIGTSTP is
-// told to the parent as SIGSTOP). x86-64 only (supported() says so).
+// SIGSTOP blocked meanwhile; a stop signal (or a group-stop) that comes in the
+// middle is raised again at the end, unless a SIGCONT came after it. A
+// process with seccomp filters of its own (a sandbox, which may trap or kill
+// on seccomp or mmap) is not touched. x86-64 only (supported() says so).
 #pragma once
 
 #include <max_rss/os/wait_status.hpp>
@@ -20,6 +21,7 @@
 #include <sys/user.h>
 
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -27,13 +29,18 @@ namespace max_rss::ptrace_backend {
 
 class FilterInjector {
 public:
+    // How many filters a process of the tree has when it has none of its own
+    // (max_rss's own, inherited, and the launch filter); with more, the
+    // program is left alone. nullopt (the default): the kernel does not say.
     explicit FilterInjector(const sock_fprog* filter) : filter_(filter) {}
+    void expect_filters(std::optional<uint32_t> expected_filters) { expected_filters_ = expected_filters; }
     [[nodiscard]] static bool supported();
 
     // How the backend resumes the task after a call below.
     struct Step {
         bool done = false;  // false: resume with PTRACE_SYSCALL; true: the task is back as it was
         int error = 0;      // when done: 0 installed, else why not (an errno)
+        bool own_filters = false;  // not tried: the process has seccomp filters of its own
     };
 
     // tid is stopped at its fork/vfork/clone event, inside the call: its
@@ -66,9 +73,10 @@ private:
     };
     Step begin(pid_t tid, Job& job);
     bool issue(pid_t tid, const Job& job, long nr, std::initializer_list<unsigned long long> args);
-    Step finish(pid_t tid, int error);
+    Step finish(pid_t tid, int error, bool own_filters = false);
 
     const sock_fprog* filter_;
+    std::optional<uint32_t> expected_filters_;
     std::unordered_map<pid_t, Job> jobs_;
 };
 

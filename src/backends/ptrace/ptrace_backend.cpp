@@ -69,9 +69,14 @@ private:
     bool brk_lowers(pid_t tid);
     void on_ptrace_call(pid_t tid);
     void on_exit_stop(pid_t tid);
-    void start_release_filter(pid_t creator_tid, pid_t child);
-    void go_on_installing(pid_t tid, FilterInjector::Step step);
+    void start_release_filter(pid_t creator_tid, pid_t child, StopKind event);
+    void go_on_installing(pid_t tid, FilterInjector::Step step, bool group_stop = false);
     bool child_missed_filter(pid_t creator_tid, pid_t child) const;
+    void install_interrupted(pid_t tid);
+    void release_filter_missing(pid_t tid, int error, bool own_filters);
+    bool installer_busy() const { return installer_tid_ != 0 && injector_.busy(installer_tid_); }
+    void installer_done();
+    void resume_or_wait(pid_t tid);
     void on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage);
     void hold(pid_t tid);
     void adopt_held();
@@ -111,11 +116,21 @@ private:
     // another of its threads may have copied its filters just before.
     std::optional<uint32_t> threaded_installer_;
     pid_t installer_tid_ = 0;
+    uint32_t installer_process_ = 0;
+    pid_t vfork_child_ = 0;  // the first child, when its parent waits for its exec (CLONE_VFORK)
     bool release_filter_refused_ = false;
+    // Processes of their own (forked children, exec'd vfork children) that
+    // wait, stopped, until every thread of the installer has the filter:
+    // until then those threads could free memory unseen while they run.
+    std::vector<pid_t> waiting_for_installer_;
 };
 
 void PtraceBackend::run(RunContext& context) {
     context_ = &context;
+    // Filters of max_rss's own (a container's) are inherited; with the launch
+    // filter, that is what a process of the tree has unless it added its own.
+    if (const auto self = procfs::read_status(::getpid()); self && self->seccomp_filters)
+        injector_.expect_filters(*self->seccomp_filters + 1);
     static const SeccompFilter filter(FilterInjector::supported() ? SeccompFilter::Part::Launch
                                                                   : SeccompFilter::Part::All);
     os::LaunchSpec spec;
@@ -199,7 +214,7 @@ void PtraceBackend::dispatch(pid_t tid, WaitStatus ws, const std::optional<rusag
     const StopKind kind = ws.kind();
     if (log::enabled(log::Level::trace)) log::trace("{}: {}", tid, ws.describe());
     if (ws.is_terminal()) {
-        injector_.forget(tid);
+        if (injector_.busy(tid)) install_interrupted(tid);
         inject_at_first_stop_.erase(tid);
         on_reaped(tid, ws, usage);
         return;
@@ -209,7 +224,7 @@ void PtraceBackend::dispatch(pid_t tid, WaitStatus ws, const std::optional<rusag
             go_on_installing(tid, injector_.on_stop(tid, kind, ws.signal()));
             return;
         }
-        injector_.forget(tid);  // SIGKILLed in the middle: nothing to put back
+        install_interrupted(tid);  // killed in the middle: nothing to put back
     }
     TaskEntry* task = context_->recorder.table().task(tid);
     if (!task) {
@@ -230,8 +245,8 @@ void PtraceBackend::dispatch(pid_t tid, WaitStatus ws, const std::optional<rusag
             if (inject_at_first_stop_.erase(tid)) {
                 // Installed first; the stop is raised again after.
                 FilterInjector::Step step = injector_.start_now(tid);
-                if (!step.done) injector_.hold_signal(tid, SIGSTOP);
-                go_on_installing(tid, step);
+                if (!step.done) injector_.hold_signal(tid, ws.signal());
+                go_on_installing(tid, step, true);
                 return;
             }
             actions_.push_back(Action{tid, Action::Kind::Listen, 0});
@@ -273,7 +288,7 @@ void PtraceBackend::on_new_task_event(pid_t creator_tid, StopKind event) {
     const auto child = static_cast<pid_t>(msg);
     const CloneKind kind = decode_clone(creator_tid, event, child);
     if (kind != CloneKind::Thread && release_filter_pending_) {
-        start_release_filter(creator_tid, child);
+        start_release_filter(creator_tid, child, event);
     } else {
         if (kind != CloneKind::Thread && child_missed_filter(creator_tid, child)) inject_at_first_stop_.insert(child);
         resume(creator_tid);
@@ -287,24 +302,26 @@ void PtraceBackend::on_new_task_event(pid_t creator_tid, StopKind event) {
 // wherever memory may fall. Both get the release filter before they run on
 // (the parent at the exit of its fork, the child at its first stop); every
 // process they start inherits it.
-void PtraceBackend::start_release_filter(pid_t creator_tid, pid_t child) {
+void PtraceBackend::start_release_filter(pid_t creator_tid, pid_t child, StopKind event) {
     release_filter_pending_ = false;
-    Recorder& recorder = context_->recorder;
-    if (recorder.table().live_count() > 1) {
-        // Another process is running (it cannot be reached now): say so
-        // rather than miss its releases silently.
-        recorder.warn(Warning{Warning::Kind::NoReleaseFilter, creator_tid, 0, 0, EBUSY, {}});
-        recorder.release_points_unavailable();
-    }
-    if (const TaskEntry* task = recorder.table().task(creator_tid)) {
-        if (const LiveProcess* live = recorder.table().live(recorder.table().process(task->process).pid);
-            live && live->live_tasks > 1)
+    if (event == StopKind::Vfork) vfork_child_ = child;
+    ProcessTable& table = context_->recorder.table();
+    // Another process already running (a child adopted before its creator's
+    // event: CLONE_PARENT) cannot be reached now: say so rather than miss its
+    // releases silently.
+    if (table.live_count() > 1) release_filter_missing(creator_tid, EBUSY, false);
+    if (const TaskEntry* task = table.task(creator_tid)) {
+        installer_process_ = task->process;
+        if (const LiveProcess* live = table.live(table.process(task->process).pid); live && live->live_tasks > 1)
             threaded_installer_ = task->process;
     }
     installer_tid_ = creator_tid;
     injector_.start_after_syscall(creator_tid);
     actions_.push_back(Action{creator_tid, Action::Kind::Syscall, 0});
-    inject_at_first_stop_.insert(child);
+    if (const TaskEntry* copy = table.task(child); copy && !copy->awaiting_first_stop && !held_.contains(child))
+        release_filter_missing(child, EBUSY, false);
+    else
+        inject_at_first_stop_.insert(child);
 }
 
 // Another thread of the installing process forked while the filter was on
@@ -320,23 +337,67 @@ bool PtraceBackend::child_missed_filter(pid_t creator_tid, pid_t child) const {
            *copy->seccomp_filters < *creator->seccomp_filters;
 }
 
-void PtraceBackend::go_on_installing(pid_t tid, FilterInjector::Step step) {
+void PtraceBackend::go_on_installing(pid_t tid, FilterInjector::Step step, bool group_stop) {
     if (!step.done) {
         actions_.push_back(Action{tid, Action::Kind::Syscall, 0});
         return;
     }
-    if (step.error != 0 && step.error != ESRCH) {
-        Recorder& recorder = context_->recorder;
-        const TaskEntry* task = recorder.table().task(tid);
-        const pid_t pid = task ? recorder.table().process(task->process).pid : tid;
-        log::debug("pid {}: release filter not installed: {}", pid, std::strerror(step.error));
-        // Said once: the parent and the child usually fail alike.
-        if (!release_filter_refused_)
-            recorder.warn(Warning{Warning::Kind::NoReleaseFilter, pid, 0, 0, step.error, {}});
-        release_filter_refused_ = true;
-        recorder.release_points_unavailable();
+    if (step.error != 0 && step.error != ESRCH) release_filter_missing(tid, step.error, step.own_filters);
+    if (tid == installer_tid_) {
+        resume(tid);
+        installer_done();
+        return;
     }
-    resume(tid);
+    if (group_stop) {
+        // Never started: the task stays in its group-stop.
+        actions_.push_back(Action{tid, Action::Kind::Listen, 0});
+        return;
+    }
+    // A vfork or CLONE_VM child runs in the installer's memory, or the
+    // installer waits for its exec (CLONE_VFORK): it waits at its exec instead.
+    const TaskEntry* task = context_->recorder.table().task(tid);
+    if (tid == vfork_child_ || (task && context_->recorder.table().process(task->process).shares_mm_with)) {
+        resume(tid);
+        return;
+    }
+    resume_or_wait(tid);
+}
+
+void PtraceBackend::resume_or_wait(pid_t tid) {
+    const TaskEntry* task = context_->recorder.table().task(tid);
+    if (installer_busy() && task && task->process != installer_process_) waiting_for_installer_.push_back(tid);
+    else resume(tid);
+}
+
+void PtraceBackend::installer_done() {
+    for (pid_t waiting : waiting_for_installer_) resume(waiting);
+    waiting_for_installer_.clear();
+}
+
+// A task that was running the installation exits (its process killed, or a
+// thread of its process exec'd, or the program's own filter killed it): when
+// its process lives on, that process has no release filter.
+void PtraceBackend::install_interrupted(pid_t tid) {
+    injector_.forget(tid);
+    ProcessTable& table = context_->recorder.table();
+    if (const TaskEntry* task = table.task(tid)) {
+        const LiveProcess* live = table.live(table.process(task->process).pid);
+        if (live && live->live_tasks > 1) release_filter_missing(tid, EINTR, false);
+    }
+    if (tid == installer_tid_) installer_done();
+}
+
+void PtraceBackend::release_filter_missing(pid_t tid, int error, bool own_filters) {
+    Recorder& recorder = context_->recorder;
+    const TaskEntry* task = recorder.table().task(tid);
+    const pid_t pid = task ? recorder.table().process(task->process).pid : tid;
+    log::debug("pid {}: release filter not installed: {}", pid, own_filters ? "filters of its own" : std::strerror(error));
+    // Said once: the parent and the child usually fail alike.
+    if (!release_filter_refused_)
+        recorder.warn(Warning{Warning::Kind::NoReleaseFilter, pid, 0, 0, error,
+                              own_filters ? "it has seccomp filters of its own" : ""});
+    release_filter_refused_ = true;
+    recorder.release_points_unavailable();
 }
 
 void PtraceBackend::on_first_stop(pid_t tid) {
@@ -436,7 +497,9 @@ void PtraceBackend::on_exec(pid_t tid) {
     if (const TaskEntry* task = context_->recorder.table().task(static_cast<pid_t>(former) ? static_cast<pid_t>(former) : tid))
         brk_.erase(task->process);
     context_->recorder.exec_done(tid, static_cast<pid_t>(former));
-    resume(tid);
+    // A vfork child has its own memory from now on: it waits for the
+    // installer like a forked child.
+    resume_or_wait(tid);
 }
 
 void PtraceBackend::on_exit_stop(pid_t tid) {
