@@ -227,6 +227,19 @@ TEST_CASE("hostile: a stop signal that comes while the release filter is install
     std::remove(report.c_str());
 }
 
+TEST_CASE("hostile: a first vfork child that waits on a child of its own before its exec does not hang",
+          "[hostile]") {
+    // While the release filter goes into the parent (which waits for the
+    // vfork child's exec), nothing the child waits for may be held.
+    const std::string report = temp_path("vfork_grandchild.json");
+    const Output traced = run_max_rss({"-q", "-o", report, "--", fixture("vfork_grandchild")}, "", 120);
+    CHECK(traced.exit_code == 0);
+    const json r = json::parse(read_text_file(report));
+    CHECK(r["process_count"] == 3);
+    CHECK(r["peak"]["method"] == "exact");
+    std::remove(report.c_str());
+}
+
 TEST_CASE("hostile: a sandbox that forbids further seccomp filters: the tree peak is a stated lower bound",
           "[hostile]") {
     // The release filter comes at the tree's first fork, through seccomp(2);

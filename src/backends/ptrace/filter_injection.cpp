@@ -8,9 +8,11 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -52,7 +54,17 @@ std::vector<unsigned char> filter_image(const sock_fprog& filter, unsigned long 
 
 }  // namespace
 
-bool FilterInjector::supported() { return true; }
+// PTRACE_GET_SYSCALL_INFO (which tells a syscall's entry from its exit)
+// came in Linux 5.3.
+bool FilterInjector::supported() {
+    static const bool yes = [] {
+        utsname u{};
+        unsigned major = 0, minor = 0;
+        if (::uname(&u) != 0 || std::sscanf(u.release, "%u.%u", &major, &minor) != 2) return false;
+        return major > 5 || (major == 5 && minor >= 3);
+    }();
+    return yes;
+}
 
 void FilterInjector::start_after_syscall(pid_t tid) { jobs_[tid] = Job{}; }
 
@@ -122,11 +134,13 @@ FilterInjector::Step FilterInjector::on_stop(pid_t tid, StopKind kind, int signa
     }
     const auto seen = syscall_seen(tid);
     if (!seen) {
-        // Only a task that is gone has no syscall information at a syscall
-        // stop; its registers are not put back (at an entry stop, that would
-        // run its fork again).
-        jobs_.erase(it);
-        return {true, ESRCH};
+        // A task that is gone: nothing to put back (and at an entry stop,
+        // putting its registers back would run its fork again).
+        if (errno == ESRCH) {
+            jobs_.erase(it);
+            return {true, ESRCH};
+        }
+        return finish(tid, errno ? errno : EIO);
     }
     if (!seen->exit) return {};
     switch (job.phase) {

@@ -118,6 +118,13 @@ private:
     pid_t installer_tid_ = 0;
     uint32_t installer_process_ = 0;
     pid_t vfork_child_ = 0;  // the first child, when its parent waits for its exec (CLONE_VFORK)
+    pid_t first_child_ = 0;  // the first child: it waits at its exec while the installer is busy
+    // A process whose installing thread ended while others lived on: if one
+    // of them execs (which ends every other thread), the process is without
+    // the filter; if they all end, nothing was missed.
+    std::optional<uint32_t> interrupted_process_;
+    // New tasks whose first stop was a group-stop (tid -> its stop signal).
+    std::unordered_map<pid_t, int> group_stopped_first_;
     bool release_filter_refused_ = false;
     // Processes of their own (forked children, exec'd vfork children) that
     // wait, stopped, until every thread of the installer has the filter:
@@ -216,6 +223,8 @@ void PtraceBackend::dispatch(pid_t tid, WaitStatus ws, const std::optional<rusag
     if (ws.is_terminal()) {
         if (injector_.busy(tid)) install_interrupted(tid);
         inject_at_first_stop_.erase(tid);
+        group_stopped_first_.erase(tid);
+        std::erase(waiting_for_installer_, tid);
         on_reaped(tid, ws, usage);
         return;
     }
@@ -226,9 +235,11 @@ void PtraceBackend::dispatch(pid_t tid, WaitStatus ws, const std::optional<rusag
         }
         install_interrupted(tid);  // killed in the middle: nothing to put back
     }
+    if (kind == StopKind::Exit) std::erase(waiting_for_installer_, tid);
     TaskEntry* task = context_->recorder.table().task(tid);
     if (!task) {
         if (kind == StopKind::EventStop || kind == StopKind::GroupStop) {
+            if (kind == StopKind::GroupStop) group_stopped_first_[tid] = ws.signal();
             hold(tid);  // first stop before the creator's event
         } else {
             resume(tid, kind == StopKind::SignalDelivery ? ws.signal() : 0);
@@ -241,14 +252,12 @@ void PtraceBackend::dispatch(pid_t tid, WaitStatus ws, const std::optional<rusag
             else resume(tid);  // end of a LISTEN, or a stray INTERRUPT
             return;
         case StopKind::GroupStop:
-            task->awaiting_first_stop = false;
-            if (inject_at_first_stop_.erase(tid)) {
-                // Installed first; the stop is raised again after.
-                FilterInjector::Step step = injector_.start_now(tid);
-                if (!step.done) injector_.hold_signal(tid, ws.signal());
-                go_on_installing(tid, step, true);
+            if (task->awaiting_first_stop && inject_at_first_stop_.contains(tid)) {
+                group_stopped_first_[tid] = ws.signal();
+                on_first_stop(tid);
                 return;
             }
+            task->awaiting_first_stop = false;
             actions_.push_back(Action{tid, Action::Kind::Listen, 0});
             return;
         case StopKind::SignalDelivery:
@@ -305,6 +314,7 @@ void PtraceBackend::on_new_task_event(pid_t creator_tid, StopKind event) {
 void PtraceBackend::start_release_filter(pid_t creator_tid, pid_t child, StopKind event) {
     release_filter_pending_ = false;
     if (event == StopKind::Vfork) vfork_child_ = child;
+    first_child_ = child;
     ProcessTable& table = context_->recorder.table();
     // Another process already running (a child adopted before its creator's
     // event: CLONE_PARENT) cannot be reached now: say so rather than miss its
@@ -374,15 +384,15 @@ void PtraceBackend::installer_done() {
     waiting_for_installer_.clear();
 }
 
-// A task that was running the installation exits (its process killed, or a
-// thread of its process exec'd, or the program's own filter killed it): when
-// its process lives on, that process has no release filter.
+// A task that was running the installation exits: its process was killed
+// (nothing missed), or another of its threads execs, which ends every other
+// thread (the process lives on without the filter: said at that exec).
 void PtraceBackend::install_interrupted(pid_t tid) {
     injector_.forget(tid);
     ProcessTable& table = context_->recorder.table();
     if (const TaskEntry* task = table.task(tid)) {
         const LiveProcess* live = table.live(table.process(task->process).pid);
-        if (live && live->live_tasks > 1) release_filter_missing(tid, EINTR, false);
+        if (live && live->live_tasks > 1) interrupted_process_ = task->process;
     }
     if (tid == installer_tid_) installer_done();
 }
@@ -402,8 +412,20 @@ void PtraceBackend::release_filter_missing(pid_t tid, int error, bool own_filter
 
 void PtraceBackend::on_first_stop(pid_t tid) {
     context_->recorder.first_stop(tid);
+    int group_signal = 0;
+    if (auto it = group_stopped_first_.find(tid); it != group_stopped_first_.end()) {
+        group_signal = it->second;
+        group_stopped_first_.erase(it);
+    }
     if (inject_at_first_stop_.erase(tid)) {
-        go_on_installing(tid, injector_.start_now(tid));
+        // Installed first; a group-stop's signal is raised again after.
+        FilterInjector::Step step = injector_.start_now(tid);
+        if (!step.done && group_signal != 0) injector_.hold_signal(tid, group_signal);
+        go_on_installing(tid, step, group_signal != 0);
+        return;
+    }
+    if (group_signal != 0) {
+        actions_.push_back(Action{tid, Action::Kind::Listen, 0});  // it stays in its group-stop
         return;
     }
     resume(tid);
@@ -497,9 +519,17 @@ void PtraceBackend::on_exec(pid_t tid) {
     if (const TaskEntry* task = context_->recorder.table().task(static_cast<pid_t>(former) ? static_cast<pid_t>(former) : tid))
         brk_.erase(task->process);
     context_->recorder.exec_done(tid, static_cast<pid_t>(former));
-    // A vfork child has its own memory from now on: it waits for the
-    // installer like a forked child.
-    resume_or_wait(tid);
+    if (interrupted_process_) {
+        if (const TaskEntry* task = context_->recorder.table().task(tid); task && task->process == *interrupted_process_) {
+            interrupted_process_.reset();
+            release_filter_missing(tid, EINTR, false);
+        }
+    }
+    // The first child, if a vfork one, has its own memory from now on: it
+    // waits for the installer like a forked child. (Only it: a process it
+    // started meanwhile may be what it waits for before its exec.)
+    if (tid == first_child_) resume_or_wait(tid);
+    else resume(tid);
 }
 
 void PtraceBackend::on_exit_stop(pid_t tid) {
