@@ -126,6 +126,7 @@ enum class InexactReason : uint8_t {
     NoReleasePoints,     // the backend could not stop the program where memory falls (no seccomp filter)
     SnapshotsSkipped,    // release points skipped: measuring each would have cost too much of the run
     FamiliesUnresolved,  // copy-on-write sharing in a fork family left unresolved (smaps too costly)
+    ProcessesUntracked,  // some processes could not be followed at all (eBPF tables full): no upper bound
 };
 
 struct TreePeak {
@@ -187,6 +188,8 @@ struct Warning {
                             // only the first such call of a run
         NoReleaseFilter,    // the release-point filter could not be installed in pid when the
                             // tree first had two processes (error): the tree peak is a lower bound
+        Untracked,          // eBPF: bytes = processes or address spaces its full tables (other_bytes
+                            // entries) could not follow: their memory is missing, the peak a lower bound
     };
     Kind kind = Kind::Unmeasured;
     pid_t pid = 0;

@@ -67,7 +67,8 @@ TreePeak compute_tree_peak(const std::deque<Process>& processes, const SnapshotT
     // Snapshots miss no process's own peak only if they are exact: a
     // process's measured peak is a lower bound of the tree's in any case.
     peak.tree_bytes = std::max(tally.best_bytes.value_or(0), peak.largest_process_bytes);
-    if (!tally.release_points_reported || (!tally.best_bytes && !processes.empty()))
+    if (tally.processes_untracked) peak.inexact_reason = InexactReason::ProcessesUntracked;
+    else if (!tally.release_points_reported || (!tally.best_bytes && !processes.empty()))
         peak.inexact_reason = InexactReason::NoReleasePoints;
     else if (tally.release_points_skipped > 0) peak.inexact_reason = InexactReason::SnapshotsSkipped;
     else if (tally.unresolved_upper_bytes > peak.tree_bytes) peak.inexact_reason = InexactReason::FamiliesUnresolved;
@@ -76,6 +77,8 @@ TreePeak compute_tree_peak(const std::deque<Process>& processes, const SnapshotT
         return peak;
     }
     peak.method = PeakMethod::LowerBound;
+    // Processes never followed: nothing bounds what they held.
+    if (peak.inexact_reason == InexactReason::ProcessesUntracked) return peak;
     // Unmeasured release points: only the overlapping-high-water-marks sum
     // bounds what the tree held there. Unresolved families only: the largest
     // of their snapshots' upper bounds.

@@ -39,6 +39,11 @@ std::string describe(const Warning& w) {
                 "{} kernel event record{} lost (the eBPF ring buffer was full): processes or images may be missing; "
                 "the tree peak, kept in the kernel, is not affected",
                 w.bytes, w.bytes == 1 ? " was" : "s were");
+        case Warning::Kind::Untracked:
+            return fmt::format(
+                "{} process{} or address space{} could not be followed (the eBPF backend's tables hold {} at once): "
+                "what they held is missing and the tree peak is a lower bound; --backend ptrace has no such limit",
+                w.bytes, w.bytes == 1 ? "" : "es", w.bytes == 1 ? "" : "s", w.other_bytes);
         case Warning::Kind::NoReleaseFilter:
             return fmt::format("could not install the release-point filter in pid {} ({}): the tree peak is a lower bound",
                                w.pid,
@@ -86,6 +91,7 @@ const char* inexact_reason_name(InexactReason reason) {
         case InexactReason::NoReleasePoints: return "no-release-points";
         case InexactReason::SnapshotsSkipped: return "snapshots-skipped";
         case InexactReason::FamiliesUnresolved: return "families-unresolved";
+        case InexactReason::ProcessesUntracked: return "processes-untracked";
     }
     return "unknown";
 }
@@ -102,6 +108,9 @@ std::string describe_inexact(InexactReason reason) {
         case InexactReason::FamiliesUnresolved:
             return "copy-on-write pages shared by forked processes could not be counted exactly at every "
                    "moment (too costly here, or not visible to the backend)";
+        case InexactReason::ProcessesUntracked:
+            return "some processes could not be followed at all (the eBPF backend's tables were full), so what they "
+                   "held is missing and nothing bounds it";
     }
     return "";
 }

@@ -133,6 +133,15 @@ TEST_CASE("tree peak: a bound is never the headline, and says which bound it is"
         CHECK(peak.tree_bytes == 150 * MiB);
         CHECK(peak.upper_bound_bytes == 170 * MiB);
     }
+    SECTION("processes never followed: a lower bound that nothing bounds from above") {
+        tally.processes_untracked = true;
+        tally.unresolved_upper_bytes = 170 * MiB;
+        auto peak = compute_tree_peak(ps, tally);
+        CHECK(peak.method == PeakMethod::LowerBound);
+        CHECK(peak.inexact_reason == InexactReason::ProcessesUntracked);
+        CHECK(peak.tree_bytes == 150 * MiB);
+        CHECK_FALSE(peak.upper_bound_bytes.has_value());
+    }
     SECTION("an unresolved family that could not reach the best leaves it exact") {
         tally.unresolved_upper_bytes = 140 * MiB;
         CHECK(compute_tree_peak(ps, tally).method == PeakMethod::Exact);

@@ -113,6 +113,9 @@ public:
     void tree_upper_bound(uint64_t upper_bytes) {
         tally_.unresolved_upper_bytes = std::max(tally_.unresolved_upper_bytes, upper_bytes);
     }
+    // Some processes could not be followed at all: the peak is a lower bound
+    // with no upper one.
+    void processes_untracked() { tally_.processes_untracked = true; }
     // max_rss itself failed (what): the run is reported as far as it went.
     void fail(std::string what) { result_.internal_error = std::move(what); }
     void set_cgroup_peak(std::optional<uint64_t> bytes) { cgroup_peak_bytes_ = bytes; }

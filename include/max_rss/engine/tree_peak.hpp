@@ -18,6 +18,7 @@ struct SnapshotTally {
     uint64_t release_points = 0;          // snapshots taken where memory was about to fall
     uint64_t release_points_skipped = 0;  // release points not measured (cost)
     bool release_points_reported = true;  // false: the backend cannot see them
+    bool processes_untracked = false;     // some processes were not followed at all
 };
 
 // Derives the tree's peak figures from every process's record and the

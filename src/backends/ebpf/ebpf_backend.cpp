@@ -174,6 +174,10 @@ void EbpfBackend::run(RunContext& context) {
     log::debug("ebpf: tree total at the end {} pages, anonymous pages still counted {}", totals.total_pages,
                totals.anon_pages);
     if (totals.lost_records > 0) recorder.warn(Warning{Warning::Kind::EventsLost, 0, totals.lost_records, 0, 0, {}});
+    if (totals.untracked > 0) {
+        recorder.warn(Warning{Warning::Kind::Untracked, 0, totals.untracked, MRSS_TABLE_ENTRIES, 0, {}});
+        recorder.processes_untracked();
+    }
     // Without the copy-on-write hooks the headline is a lower bound: said,
     // with the upper one, whenever the two differ by more than the few
     // hundred KiB of libc pages every forked child shares with its parent.

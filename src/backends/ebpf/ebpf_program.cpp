@@ -207,7 +207,7 @@ CowHooks BpfProgram::Impl::load_libbpf() {
     globals = mrss_globals{&bss->exact_cow,        &bss->exact_anon,       &bss->anon_mapped_pages,
                            &bss->contrib_pages,    &bss->overcount_pages,  &bss->shared_max_pages,
                            &bss->upper_peak_pages, &bss->peak_pages,       &bss->peak_ns,
-                           &bss->lost_records};
+                           &bss->lost_records,     &bss->untracked};
     return hooks;
 }
 
@@ -288,6 +288,7 @@ KernelTotals BpfProgram::totals() const {
     t.peak_ns = read(g.peak_ns);
     t.upper_peak_pages = read(g.upper_peak_pages);
     t.lost_records = read(g.lost_records);
+    t.untracked = read(g.untracked);
     t.anon_pages = read(g.anon_mapped_pages);
     return t;
 }

@@ -25,6 +25,7 @@ struct KernelTotals {
     // (copy-on-write pages once per mm sharing them): an upper bound.
     uint64_t upper_peak_pages = 0;
     uint64_t lost_records = 0;  // records the ring buffer had no room for
+    uint64_t untracked = 0;     // processes and address spaces a full table could not take
     // With the exact anonymous count: the tree's anonymous pages it still
     // counts (0 once every process is gone and every unmapping was seen).
     int64_t anon_pages = 0;

@@ -7,6 +7,8 @@
 #define MRSS_FILENAME_BYTES 256
 #define MRSS_ARGS_BYTES 512
 #define MRSS_MAX_CPUS 1024
+/* Thread groups, and address spaces, the kernel side follows at once. */
+#define MRSS_TABLE_ENTRIES 16384
 
 enum mrss_record_kind {
     MRSS_REC_FORK = 1,        /* a tracked task made a process (threads are only counted) */

@@ -59,6 +59,7 @@ void mrss_light_globals(struct mrss_light *light, struct mrss_globals *g)
     g->peak_pages = &bss->peak_pages;
     g->peak_ns = &bss->peak_ns;
     g->lost_records = &bss->lost_records;
+    g->untracked = &bss->untracked;
 }
 
 void mrss_light_destroy(struct mrss_light *light)

@@ -31,6 +31,7 @@ struct mrss_globals {
     __u64 *peak_pages;
     __u64 *peak_ns;
     __u64 *lost_records;
+    __u64 *untracked;
 };
 
 struct mrss_light;

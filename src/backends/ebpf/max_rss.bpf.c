@@ -22,7 +22,8 @@
  *     peak with every mm's anon pages counted in full (an upper bound);
  *   - fork, exec and exit records for the backend, in a ring buffer; a
  *     record that finds it full is counted in lost_records, never dropped
- *     silently.
+ *     silently, and a process or address space that finds its table full
+ *     in untracked (the tree peak is then a lower bound).
  * Attach points: BTF tracepoints (no tracefs, no kernel function names), and
  * fentry/fexit only where a kernel lacks the NR_ANON_MAPPED tracepoint (rmap
  * removals, mm teardown). */
@@ -69,9 +70,17 @@ struct mm_state {
     __u32 pad;
 };
 
+/* Sizes (MRSS_TABLE_ENTRIES in events.h): the two tables allocate their
+ * buckets (16 bytes each, zeroed) and the ring buffer its pages when max_rss
+ * loads them, on every run. At 65536 entries and 16 MiB they cost ~17 ms of
+ * each run here (a VM, where the kernel's first touch of a page is dear);
+ * 16384 thread groups and address spaces alive at once (max_rss's
+ * 10,000-process tests fit) and 8 MiB of records (~9,000 exec records or
+ * ~70,000 fork or exit records not yet read) cost a third of that. Past
+ * them nothing is silent: untracked, lost_records. */
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, 65536);
+    __uint(max_entries, MRSS_TABLE_ENTRIES);
     __uint(map_flags, BPF_F_NO_PREALLOC);
     __type(key, __u32);
     __type(value, struct task_state);
@@ -79,7 +88,7 @@ struct {
 
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, 65536);
+    __uint(max_entries, MRSS_TABLE_ENTRIES);
     __uint(map_flags, BPF_F_NO_PREALLOC);
     __type(key, __u64);
     __type(value, struct mm_state);
@@ -87,7 +96,7 @@ struct {
 
 struct {
     __uint(type, BPF_MAP_TYPE_RINGBUF);
-    __uint(max_entries, 16 << 20);
+    __uint(max_entries, 8 << 20);
 } records SEC(".maps");
 
 const volatile __u32 nr_cpus = 1;
@@ -109,6 +118,7 @@ __u64 upper_peak_pages = 0;  /* largest anon_sum_pages + shared maximum: an uppe
 __u64 peak_pages = 0;        /* the tree's largest total */
 __u64 peak_ns = 0;
 __u64 lost_records = 0;
+__u64 untracked = 0;         /* processes and address spaces a full table could not take */
 
 /* A per-CPU array of one element: where its value lives on each CPU, minus
  * its per-CPU base address, is that CPU's per-CPU offset (this kernel may
@@ -298,7 +308,10 @@ static __always_inline void register_mm(struct mm_struct *mm, bool fork_child, b
     fresh.swap = read_counter(mm, MM_SWAPENTS);
     fresh.users = 1;
     if (fork_child) fresh.inherited = fresh.anon;
-    if (bpf_map_update_elem(&mms, &key, &fresh, BPF_ANY) != 0) return;
+    if (bpf_map_update_elem(&mms, &key, &fresh, BPF_ANY) != 0) {
+        __sync_fetch_and_add(&untracked, 1);
+        return;
+    }
     struct mm_state *e = bpf_map_lookup_elem(&mms, &key);
     if (!e) return;
     if (fork_of_tracked && exact_cow) __sync_fetch_and_add(&overcount_pages, (__s64)fresh.anon);
@@ -371,14 +384,20 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
     if (mm == BPF_CORE_READ(parent, mm)) {
         kind = MRSS_CLONE_SHARED_MM;
         state.mm = ps->mm;
+    } else if (mm) {
+        state.mm = (__u64)mm;
+    }
+    if (bpf_map_update_elem(&tracked, &tgid, &state, BPF_ANY) != 0) {
+        __sync_fetch_and_add(&untracked, 1);  /* it and its descendants go unseen */
+        return 0;
+    }
+    if (kind == MRSS_CLONE_SHARED_MM) {
         struct mm_state *shared = state.mm ? bpf_map_lookup_elem(&mms, &state.mm) : 0;
         if (shared) __sync_fetch_and_add(&shared->users, 1);
     } else if (mm) {
-        state.mm = (__u64)mm;
         bool parent_tracked = ps->mm && bpf_map_lookup_elem(&mms, &ps->mm);
         register_mm(mm, true, parent_tracked);
     }
-    bpf_map_update_elem(&tracked, &tgid, &state, BPF_ANY);
     struct mrss_record *r = reserve_record();
     if (!r) return 0;
     r->kind = MRSS_REC_FORK;
