@@ -7,10 +7,12 @@
 //   - PTRACE_EVENT_EXIT, before exit_mm: the image's VmHWM and a breakdown;
 //   - a new task's first stop: a forked child's inherited resident size;
 //   - once the tree has two processes, where memory may fall (munmap, ...):
-//     the release filter, installed then (filter_injection.hpp).
+//     the release filter, installed then (release_filter_rollout.hpp).
 // Nothing polls and nothing sleeps.
+#include "actions.hpp"
 #include "clone_kind.hpp"
 #include "filter_injection.hpp"
+#include "release_filter_rollout.hpp"
 #include "seccomp_filter.hpp"
 #include "syscall_edit.hpp"
 
@@ -27,7 +29,6 @@
 #include <csignal>
 #include <cstring>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace max_rss {
@@ -40,18 +41,6 @@ namespace {
 constexpr unsigned long kPtraceOptions =
     PTRACE_O_EXITKILL | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
     PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACESYSGOOD;
-
-// What to do with a stopped task once its stop is handled.
-struct Action {
-    enum class Kind : uint8_t {
-        Resume,  // PTRACE_CONT with signal (0: none)
-        Listen,   // a group-stop: stay stopped, as untraced, until SIGCONT
-        Syscall,  // PTRACE_SYSCALL: a task running the release filter's installation
-    };
-    pid_t tid = 0;
-    Kind kind = Kind::Resume;
-    int signal = 0;
-};
 
 class PtraceBackend final : public Backend {
 public:
@@ -69,19 +58,11 @@ private:
     bool brk_lowers(pid_t tid);
     void on_ptrace_call(pid_t tid);
     void on_exit_stop(pid_t tid);
-    void start_release_filter(pid_t creator_tid, pid_t child, StopKind event);
-    void go_on_installing(pid_t tid, FilterInjector::Step step, bool group_stop = false);
-    bool child_missed_filter(pid_t creator_tid, pid_t child) const;
-    void install_interrupted(pid_t tid);
-    void release_filter_missing(pid_t tid, int error, bool own_filters);
-    bool installer_busy() const { return installer_tid_ != 0 && injector_.busy(installer_tid_); }
-    void installer_done();
-    void resume_or_wait(pid_t tid);
     void on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage);
     void hold(pid_t tid);
     void adopt_held();
     bool root_has_copy(int sig) const;
-    void resume(pid_t tid, int sig = 0) { actions_.push_back(Action{tid, Action::Kind::Resume, sig}); }
+    void resume(pid_t tid, int sig = 0) { queue_resume(actions_, tid, sig); }
     void apply();  // the one place that resumes tasks
     void kill_all();
     void kill_everything_now();
@@ -97,47 +78,24 @@ private:
     // held stopped until the event says what they are (pid -> creator's pid),
     // or until the creator is seen to end without it (killed mid-fork).
     std::unordered_map<pid_t, pid_t> held_;
-    std::vector<Action> actions_;  // queued by handlers, drained by apply()
+    Actions actions_;  // queued by handlers, drained by apply()
     // The last break each process asked for (by process record index; an
     // exec starts a new one): a brk below it may free memory.
     std::unordered_map<uint32_t, unsigned long> brk_;
     bool ptrace_refused_ = false;  // said once a run: the advice is the same for every caller
-    // The release filter: not installed while the tree has never had two
-    // processes (pending), then installed in the first fork's parent and
-    // child; every later process inherits it.
-    static const SeccompFilter& release_filter() {
-        static const SeccompFilter filter(SeccompFilter::Part::Release);
-        return filter;
-    }
-    FilterInjector injector_{release_filter().fprog()};
-    bool release_filter_pending_ = FilterInjector::supported();
-    std::unordered_set<pid_t> inject_at_first_stop_;
-    // The process that installed it, when it had several threads: a fork by
-    // another of its threads may have copied its filters just before.
-    std::optional<uint32_t> threaded_installer_;
-    pid_t installer_tid_ = 0;
-    uint32_t installer_process_ = 0;
-    pid_t vfork_child_ = 0;  // the first child, when its parent waits for its exec (CLONE_VFORK)
-    pid_t first_child_ = 0;  // the first child: it waits at its exec while the installer is busy
-    // A process whose installing thread ended while others lived on: if one
-    // of them execs (which ends every other thread), the process is without
-    // the filter; if they all end, nothing was missed.
-    std::optional<uint32_t> interrupted_process_;
     // New tasks whose first stop was a group-stop (tid -> its stop signal).
     std::unordered_map<pid_t, int> group_stopped_first_;
-    bool release_filter_refused_ = false;
-    // Processes of their own (forked children, exec'd vfork children) that
-    // wait, stopped, until every thread of the installer has the filter:
-    // until then those threads could free memory unseen while they run.
-    std::vector<pid_t> waiting_for_installer_;
+    // The release filter: installed when the tree first has two processes.
+    std::optional<ReleaseFilterRollout> rollout_;
 };
 
 void PtraceBackend::run(RunContext& context) {
     context_ = &context;
+    rollout_.emplace(context.recorder, actions_);
     // Filters of max_rss's own (a container's) are inherited; with the launch
     // filter, that is what a process of the tree has unless it added its own.
     if (const auto self = procfs::read_status(::getpid()); self && self->seccomp_filters)
-        injector_.expect_filters(*self->seccomp_filters + 1);
+        rollout_->expect_filters(*self->seccomp_filters + 1);
     static const SeccompFilter filter(FilterInjector::supported() ? SeccompFilter::Part::Launch
                                                                   : SeccompFilter::Part::All);
     os::LaunchSpec spec;
@@ -221,21 +179,19 @@ void PtraceBackend::dispatch(pid_t tid, WaitStatus ws, const std::optional<rusag
     const StopKind kind = ws.kind();
     if (log::enabled(log::Level::trace)) log::trace("{}: {}", tid, ws.describe());
     if (ws.is_terminal()) {
-        if (injector_.busy(tid)) install_interrupted(tid);
-        inject_at_first_stop_.erase(tid);
+        rollout_->task_gone(tid);
         group_stopped_first_.erase(tid);
-        std::erase(waiting_for_installer_, tid);
         on_reaped(tid, ws, usage);
         return;
     }
-    if (injector_.busy(tid)) {
+    if (rollout_->busy(tid)) {
         if (kind != StopKind::Exit) {
-            go_on_installing(tid, injector_.on_stop(tid, kind, ws.signal()));
+            rollout_->on_stop(tid, kind, ws.signal());
             return;
         }
-        install_interrupted(tid);  // killed in the middle: nothing to put back
+        rollout_->interrupted(tid);  // killed in the middle: nothing to put back
     }
-    if (kind == StopKind::Exit) std::erase(waiting_for_installer_, tid);
+    if (kind == StopKind::Exit) rollout_->exit_stop(tid);
     TaskEntry* task = context_->recorder.table().task(tid);
     if (!task) {
         if (kind == StopKind::EventStop || kind == StopKind::GroupStop) {
@@ -252,7 +208,7 @@ void PtraceBackend::dispatch(pid_t tid, WaitStatus ws, const std::optional<rusag
             else resume(tid);  // end of a LISTEN, or a stray INTERRUPT
             return;
         case StopKind::GroupStop:
-            if (task->awaiting_first_stop && inject_at_first_stop_.contains(tid)) {
+            if (task->awaiting_first_stop && rollout_->installs_at_first_stop(tid)) {
                 group_stopped_first_[tid] = ws.signal();
                 on_first_stop(tid);
                 return;
@@ -296,118 +252,14 @@ void PtraceBackend::on_new_task_event(pid_t creator_tid, StopKind event) {
     }
     const auto child = static_cast<pid_t>(msg);
     const CloneKind kind = decode_clone(creator_tid, event, child);
-    if (kind != CloneKind::Thread && release_filter_pending_) {
-        start_release_filter(creator_tid, child, event);
+    if (kind != CloneKind::Thread && rollout_->pending()) {
+        rollout_->start(creator_tid, child, event, held_.contains(child));
     } else {
-        if (kind != CloneKind::Thread && child_missed_filter(creator_tid, child)) inject_at_first_stop_.insert(child);
+        if (kind != CloneKind::Thread) rollout_->new_process(creator_tid, child);
         resume(creator_tid);
     }
     if (!context_->recorder.task_created(child, creator_tid, kind)) return;
     if (held_.erase(child)) on_first_stop(child);
-}
-
-// The tree's second process: until now its one process's VmHWM was the
-// tree's total at every instant; from now on the tree's total must be read
-// wherever memory may fall. Both get the release filter before they run on
-// (the parent at the exit of its fork, the child at its first stop); every
-// process they start inherits it.
-void PtraceBackend::start_release_filter(pid_t creator_tid, pid_t child, StopKind event) {
-    release_filter_pending_ = false;
-    if (event == StopKind::Vfork) vfork_child_ = child;
-    first_child_ = child;
-    ProcessTable& table = context_->recorder.table();
-    // Another process already running (a child adopted before its creator's
-    // event: CLONE_PARENT) cannot be reached now: say so rather than miss its
-    // releases silently.
-    if (table.live_count() > 1) release_filter_missing(creator_tid, EBUSY, false);
-    if (const TaskEntry* task = table.task(creator_tid)) {
-        installer_process_ = task->process;
-        if (const LiveProcess* live = table.live(table.process(task->process).pid); live && live->live_tasks > 1)
-            threaded_installer_ = task->process;
-    }
-    installer_tid_ = creator_tid;
-    injector_.start_after_syscall(creator_tid);
-    actions_.push_back(Action{creator_tid, Action::Kind::Syscall, 0});
-    if (const TaskEntry* copy = table.task(child); copy && !copy->awaiting_first_stop && !held_.contains(child))
-        release_filter_missing(child, EBUSY, false);
-    else
-        inject_at_first_stop_.insert(child);
-}
-
-// Another thread of the installing process forked while the filter was on
-// its way: its child may have copied the filters from before.
-bool PtraceBackend::child_missed_filter(pid_t creator_tid, pid_t child) const {
-    if (!threaded_installer_) return false;
-    const TaskEntry* task = context_->recorder.table().task(creator_tid);
-    if (!task || task->process != *threaded_installer_) return false;
-    if (injector_.busy(installer_tid_)) return true;
-    const auto creator = procfs::read_status(creator_tid);
-    const auto copy = procfs::read_status(child);
-    return creator && copy && creator->seccomp_filters && copy->seccomp_filters &&
-           *copy->seccomp_filters < *creator->seccomp_filters;
-}
-
-void PtraceBackend::go_on_installing(pid_t tid, FilterInjector::Step step, bool group_stop) {
-    if (!step.done) {
-        actions_.push_back(Action{tid, Action::Kind::Syscall, 0});
-        return;
-    }
-    if (step.error != 0 && step.error != ESRCH) release_filter_missing(tid, step.error, step.own_filters);
-    if (tid == installer_tid_) {
-        resume(tid);
-        installer_done();
-        return;
-    }
-    if (group_stop) {
-        // Never started: the task stays in its group-stop.
-        actions_.push_back(Action{tid, Action::Kind::Listen, 0});
-        return;
-    }
-    // A vfork or CLONE_VM child runs in the installer's memory, or the
-    // installer waits for its exec (CLONE_VFORK): it waits at its exec instead.
-    const TaskEntry* task = context_->recorder.table().task(tid);
-    if (tid == vfork_child_ || (task && context_->recorder.table().process(task->process).shares_mm_with)) {
-        resume(tid);
-        return;
-    }
-    resume_or_wait(tid);
-}
-
-void PtraceBackend::resume_or_wait(pid_t tid) {
-    const TaskEntry* task = context_->recorder.table().task(tid);
-    if (installer_busy() && task && task->process != installer_process_) waiting_for_installer_.push_back(tid);
-    else resume(tid);
-}
-
-void PtraceBackend::installer_done() {
-    for (pid_t waiting : waiting_for_installer_) resume(waiting);
-    waiting_for_installer_.clear();
-}
-
-// A task that was running the installation exits: its process was killed
-// (nothing missed), or another of its threads execs, which ends every other
-// thread (the process lives on without the filter: said at that exec).
-void PtraceBackend::install_interrupted(pid_t tid) {
-    injector_.forget(tid);
-    ProcessTable& table = context_->recorder.table();
-    if (const TaskEntry* task = table.task(tid)) {
-        const LiveProcess* live = table.live(table.process(task->process).pid);
-        if (live && live->live_tasks > 1) interrupted_process_ = task->process;
-    }
-    if (tid == installer_tid_) installer_done();
-}
-
-void PtraceBackend::release_filter_missing(pid_t tid, int error, bool own_filters) {
-    Recorder& recorder = context_->recorder;
-    const TaskEntry* task = recorder.table().task(tid);
-    const pid_t pid = task ? recorder.table().process(task->process).pid : tid;
-    log::debug("pid {}: release filter not installed: {}", pid, own_filters ? "filters of its own" : std::strerror(error));
-    // Said once: the parent and the child usually fail alike.
-    if (!release_filter_refused_)
-        recorder.warn(Warning{Warning::Kind::NoReleaseFilter, pid, 0, 0, error,
-                              own_filters ? "it has seccomp filters of its own" : ""});
-    release_filter_refused_ = true;
-    recorder.release_points_unavailable();
 }
 
 void PtraceBackend::on_first_stop(pid_t tid) {
@@ -417,13 +269,7 @@ void PtraceBackend::on_first_stop(pid_t tid) {
         group_signal = it->second;
         group_stopped_first_.erase(it);
     }
-    if (inject_at_first_stop_.erase(tid)) {
-        // Installed first; a group-stop's signal is raised again after.
-        FilterInjector::Step step = injector_.start_now(tid);
-        if (!step.done && group_signal != 0) injector_.hold_signal(tid, group_signal);
-        go_on_installing(tid, step, group_signal != 0);
-        return;
-    }
+    if (rollout_->install_at_first_stop(tid, group_signal)) return;
     if (group_signal != 0) {
         actions_.push_back(Action{tid, Action::Kind::Listen, 0});  // it stays in its group-stop
         return;
@@ -513,23 +359,13 @@ void PtraceBackend::on_exec(pid_t tid) {
         if (report.seccomp_errno != 0) {
             context_->recorder.warn(Warning{Warning::Kind::NoExecFilter, tid, 0, 0, report.seccomp_errno, {}});
             context_->recorder.release_points_unavailable();
-            release_filter_pending_ = false;
+            rollout_->cancel();
         }
     }
     if (const TaskEntry* task = context_->recorder.table().task(static_cast<pid_t>(former) ? static_cast<pid_t>(former) : tid))
         brk_.erase(task->process);
     context_->recorder.exec_done(tid, static_cast<pid_t>(former));
-    if (interrupted_process_) {
-        if (const TaskEntry* task = context_->recorder.table().task(tid); task && task->process == *interrupted_process_) {
-            interrupted_process_.reset();
-            release_filter_missing(tid, EINTR, false);
-        }
-    }
-    // The first child, if a vfork one, has its own memory from now on: it
-    // waits for the installer like a forked child. (Only it: a process it
-    // started meanwhile may be what it waits for before its exec.)
-    if (tid == first_child_) resume_or_wait(tid);
-    else resume(tid);
+    rollout_->resume_after_exec(tid);
 }
 
 void PtraceBackend::on_exit_stop(pid_t tid) {
