@@ -49,6 +49,12 @@ std::string at_the_peak(const RunResult& r) {
     // no snapshot caught) would name the wrong moment: the largest process
     // line says it.
     if (pt->total_bytes != r.peak.tree_bytes) return {};
+    // A backend that keeps only the tree's total (eBPF: summed in the
+    // kernel) names the moment, not who held what then: a split would show
+    // all of it as shared pages.
+    if (pt->top.empty())
+        return fmt::format("  {:<17}{:>10}  at {:.3f} s\n", "at the peak:", format_bytes(pt->total_bytes),
+                           static_cast<double>(pt->t_ns) / 1e9);
     const double total = static_cast<double>(pt->total_bytes);
     std::string out = fmt::format("  {:<17}{:>10}  at {:.3f} s, of which:\n", "at the peak:",
                                   format_bytes(pt->total_bytes), static_cast<double>(pt->t_ns) / 1e9);

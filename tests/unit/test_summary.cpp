@@ -87,6 +87,14 @@ TEST_CASE("summary: a full snapshot says its rest may hold smaller processes", "
     CHECK(format_summary(r).find("% shared pages (counted once) and smaller processes\n") != std::string::npos);
 }
 
+TEST_CASE("summary: a total with no one named (eBPF) gives the moment, not a split", "[summary]") {
+    RunResult r = make_run();
+    r.timeline.points[1].top.clear();
+    const std::string text = format_summary(r);
+    CHECK(text.find("  at the peak:       40.0 MiB  at 0.400 s\n  largest process:") != std::string::npos);
+    CHECK(text.find("shared pages") == std::string::npos);
+}
+
 TEST_CASE("summary: one process gets no breakdown", "[summary]") {
     RunResult r = make_run();
     r.processes.resize(1);
