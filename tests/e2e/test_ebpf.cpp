@@ -12,6 +12,12 @@
 
 #include <catch2/catch.hpp>
 
+#ifdef MAX_RSS_HAVE_EBPF
+#include "ebpf_program.hpp"
+#endif
+
+#include <sys/ptrace.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -330,3 +336,34 @@ TEST_CASE("ebpf: without the privilege it refuses before running anything, in on
     CHECK(std::count(out.err.begin(), out.err.end(), '\n') == 1);
     CHECK(::access(marker.c_str(), F_OK) != 0);
 }
+
+#ifdef MAX_RSS_HAVE_EBPF
+// As root the kernel side loads while the program already runs (under
+// ptrace, held at its exit among other stops) and adopts it then: the peak it
+// reached and freed before must be the tree's, its memory now the total. Here
+// the program is held at its exit stop, as the backend holds it, and adopted.
+TEST_CASE("ebpf: a program adopted while it runs keeps the peak it freed before", "[ebpf][adopt]") {
+    if (skipped()) return;
+    sigset_t mask;
+    sigprocmask(SIG_SETMASK, nullptr, &mask);
+    os::LaunchSpec spec;
+    spec.argv = {fixture("touch_free_touch"), "64", "16"};
+    spec.child_mask = mask;
+    spec.ptrace_options = PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL;
+    os::Launched launched = os::launch(spec);
+    REQUIRE(launched.traced);
+    int status = 0;
+    REQUIRE(waitpid(launched.pid, &status, __WALL) == launched.pid);
+    REQUIRE(WIFSTOPPED(status));
+    REQUIRE((status >> 16) == PTRACE_EVENT_EXIT);  // 64 MiB touched and freed, 16 MiB held
+    auto program = ebpf::BpfProgram::load();
+    program->adopt(launched.pid);
+    const ebpf::KernelTotals totals = program->totals();
+    check_mib_near(totals.peak_pages * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)), 64);
+    check_mib_near(totals.total_pages * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)), 16);
+    REQUIRE(ptrace(PTRACE_DETACH, launched.pid, nullptr, 0) == 0);
+    REQUIRE(waitpid(launched.pid, &status, 0) == launched.pid);
+    CHECK(WIFEXITED(status));
+    os::read_launch_report(launched.report_fd);
+}
+#endif

@@ -82,9 +82,11 @@ add_custom_command(OUTPUT ${_gen}/max_rss_light.lskel.h
   COMMAND ${MAX_RSS_BPFTOOL} gen skeleton -L ${_gen}/max_rss_light.bpf.o name max_rss_light > ${_gen}/max_rss_light.lskel.h
   DEPENDS ${_gen}/max_rss_light.bpf.o
   COMMENT "BPF light skeleton max_rss_light.lskel.h" VERBATIM)
-target_sources(max_rss_core PRIVATE ${_ebpf_dir}/ebpf_backend.cpp ${_ebpf_dir}/ebpf_program.cpp
+target_sources(max_rss_core PRIVATE ${_ebpf_dir}/ebpf_backend.cpp ${_ebpf_dir}/ebpf_program.cpp ${_ebpf_dir}/early_tracer.cpp
                                     ${_ebpf_dir}/light_loader.c ${_gen}/max_rss.skel.h ${_gen}/max_rss_light.lskel.h)
 target_include_directories(max_rss_core PRIVATE ${_gen})
+# The tests reach the kernel side's interface (ebpf_program.hpp) directly.
+set(MAX_RSS_HAVE_EBPF ON)
 # Static libbpf, libelf and zlib where Debian ships them (libbpf-dev,
 # libelf-dev, zlib1g-dev): three more shared libraries cost every run ~0.7 MiB
 # of max_rss's own resident memory (their relocated data and symbol tables),

@@ -16,6 +16,7 @@
 // see the parent they would see without max_rss. Records are read at every
 // tick while the root runs, then by polling the ring buffer until the last
 // tracked process is gone.
+#include "early_tracer.hpp"
 #include "ebpf_program.hpp"
 
 #include <max_rss/backends/backend.hpp>
@@ -26,12 +27,19 @@
 #include <max_rss/procfs/procfs.hpp>
 #include <max_rss/util/log.hpp>
 
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <string_view>
+#include <thread>
 
 namespace max_rss {
 namespace ebpf {
@@ -73,6 +81,14 @@ public:
             smaps_ = p;
         }
     }
+    // The figures /proc gives while the process is stopped (before it is adopted).
+    void stage_status(const std::optional<procfs::Status>& s) {
+        status_ = s;
+        statm_.reset();
+        smaps_.reset();
+        if (s && s->rss_bytes && s->rss_file_bytes && s->rss_shmem_bytes)
+            statm_ = procfs::Statm{*s->rss_bytes, *s->rss_file_bytes + *s->rss_shmem_bytes};
+    }
     void stage_program(max_rss::Program program) { program_ = std::move(program); }
 
 private:
@@ -113,13 +129,80 @@ max_rss::Program program_of(const mrss_exec_record& r) {
     return p;
 }
 
+// The kernel side loaded in a thread while the program already runs (see
+// early_tracer.hpp). It wakes the waiting thread with SIGALRM, the signal
+// hub's tick, until that thread has seen it done.
+class Loader {
+public:
+    ~Loader() { join(); }
+    void start() {
+        waiter_ = ::pthread_self();
+        thread_ = std::thread([this] { load(); });
+    }
+    bool done() {
+        if (!done_.load(std::memory_order_acquire)) return false;
+        seen_.store(true);
+        return true;
+    }
+    void join() {
+        seen_.store(true);
+        if (thread_.joinable()) thread_.join();
+    }
+    [[nodiscard]] bool failed() const { return error_ != nullptr; }
+    BpfProgram& program() { return *program_; }
+    // The loaded program, or the load's own error (LaunchError: one line saying why).
+    std::unique_ptr<BpfProgram> take() {
+        join();
+        if (error_) std::rethrow_exception(error_);
+        return std::move(program_);
+    }
+
+private:
+    void load() {
+        try {
+            program_ = BpfProgram::load();
+        } catch (...) {
+            error_ = std::current_exception();
+        }
+        done_.store(true, std::memory_order_release);
+        // Again until seen: a signal landing just before the waiter's wait4 is missed.
+        for (int i = 0; i < 1000 && !seen_.load(); ++i) {
+            ::pthread_kill(waiter_, SIGALRM);
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+    }
+
+    std::thread thread_;
+    pthread_t waiter_{};
+    std::atomic<bool> done_{false};
+    std::atomic<bool> seen_{false};
+    std::unique_ptr<BpfProgram> program_;
+    std::exception_ptr error_;
+};
+
+// Root loads after the program has started (see early_tracer.hpp), unless
+// MAX_RSS_EBPF_OVERLAP=0 asks for the load first. Without root the load
+// comes first: a refusal then comes before anything has run.
+bool load_while_running() {
+    const char* overlap = std::getenv("MAX_RSS_EBPF_OVERLAP");
+    return ::geteuid() == 0 && !(overlap && std::string_view(overlap) == "0");
+}
+
 class EbpfBackend final : public Backend {
 public:
-    EbpfBackend() : program_(BpfProgram::load()) {}
+    EbpfBackend() {
+        if (load_while_running()) BpfProgram::require_btf();
+        else program_ = BpfProgram::load();
+    }
     MemoryProbe* probe() override { return &probe_; }
     void run(RunContext& context) override;
 
 private:
+    void launch_loaded();
+    void launch_while_loading();
+    void adopt_root(EarlyTracer& early, int64_t launched_ns);
+    void on_root_exec();
+    void root_ended_unadopted(const os::WaitResult& w);
     void loop();
     void handle(const mrss_record& r, size_t bytes);
     void on_exit_record(const mrss_record& r);
@@ -144,25 +227,9 @@ void EbpfBackend::run(RunContext& context) {
     Recorder& recorder = context.recorder;
     recorder.set_backend(BackendKind::Ebpf);
     recorder.totals_from_backend();
-    program_->on_record([this](const mrss_record& r, size_t bytes) { handle(r, bytes); });
-    os::LaunchSpec spec;
-    spec.argv = context.argv;
-    spec.child_mask = context.signals.original_mask();
-    // In the tree before it may run: every fork it makes is followed in kernel.
-    spec.before_release = [this, &context](pid_t pid) {
-        program_->track(pid);
-        if (context.before_release) context.before_release(pid);
-    };
-    os::Launched launched = os::launch(spec);
-    root_pid_ = launched.pid;
-    recorder.root_started(root_pid_);
-    const os::LaunchReport report = os::read_launch_report(launched.report_fd);
-    if (report.exec_errno != 0) {
-        ::waitpid(root_pid_, nullptr, 0);
-        os::throw_launch_error(context.argv.at(0), report.exec_errno);
-    }
     forwarder_.emplace(recorder);
-    forwarder_->set_root(root_pid_);
+    if (program_) launch_loaded();
+    else launch_while_loading();
     try {
         loop();
     } catch (...) {
@@ -187,6 +254,124 @@ void EbpfBackend::run(RunContext& context) {
         recorder.warn(Warning{Warning::Kind::CowBounds, 0, lower_bytes, upper_bytes, 0, {}});
         recorder.tree_upper_bound(upper_bytes);
     }
+}
+
+// The kernel side is in place first: the root is tracked before it may run.
+void EbpfBackend::launch_loaded() {
+    program_->on_record([this](const mrss_record& r, size_t bytes) { handle(r, bytes); });
+    os::LaunchSpec spec;
+    spec.argv = context_->argv;
+    spec.child_mask = context_->signals.original_mask();
+    // In the tree before it may run: every fork it makes is followed in kernel.
+    spec.before_release = [this](pid_t pid) {
+        program_->track(pid);
+        if (context_->before_release) context_->before_release(pid);
+    };
+    os::Launched launched = os::launch(spec);
+    root_pid_ = launched.pid;
+    context_->recorder.root_started(root_pid_);
+    const os::LaunchReport report = os::read_launch_report(launched.report_fd);
+    if (report.exec_errno != 0) {
+        ::waitpid(root_pid_, nullptr, 0);
+        os::throw_launch_error(context_->argv.at(0), report.exec_errno);
+    }
+    forwarder_->set_root(root_pid_);
+}
+
+// The root runs while a thread loads the kernel side, then is adopted.
+void EbpfBackend::launch_while_loading() {
+    Recorder& recorder = context_->recorder;
+    Loader loader;
+    bool seized = false;
+    os::LaunchSpec spec;
+    spec.argv = context_->argv;
+    spec.child_mask = context_->signals.original_mask();
+    spec.before_release = [&](pid_t pid) {
+        loader.start();  // after the fork: none of the loader's maps are in the program's copy
+        seized = EarlyTracer::seize(pid);
+        if (!seized) {
+            // Not traceable (Yama, a seccomp policy): tracked before it may run, as without the overlap.
+            log::debug("ebpf: PTRACE_SEIZE refused ({}): the program waits for the load", std::strerror(errno));
+            loader.join();
+            if (loader.failed()) {
+                ::kill(pid, SIGKILL);  // it has not exec'd: nothing ran
+                return;
+            }
+            loader.program().track(pid);
+        }
+        if (context_->before_release) context_->before_release(pid);
+    };
+    const int64_t launched_ns = os::monotonic_ns();
+    os::Launched launched = os::launch(spec);
+    root_pid_ = launched.pid;
+    recorder.root_started(root_pid_);
+    forwarder_->set_root(root_pid_);
+    const os::LaunchReport report = os::read_launch_report(launched.report_fd);
+    if (report.exec_errno != 0 || (!seized && loader.failed())) {
+        ::waitpid(root_pid_, nullptr, 0);
+        program_ = loader.take();  // throws the load's error first
+        os::throw_launch_error(context_->argv.at(0), report.exec_errno);
+    }
+    if (!seized) {
+        program_ = loader.take();
+        program_->on_record([this](const mrss_record& r, size_t bytes) { handle(r, bytes); });
+        return;
+    }
+    EarlyTracer early(root_pid_, context_->signals, *forwarder_);
+    EarlyTracer::Outcome outcome{};
+    try {
+        outcome = early.run([&loader] { return loader.done(); }, [this] { on_root_exec(); });
+        if (outcome == EarlyTracer::Outcome::Stopped && loader.failed()) {
+            // The kernel refused what it was given after the program had started: it is
+            // stopped at a held call, and ends here (a refusal for want of root or BTF
+            // comes before anything runs).
+            ::kill(root_pid_, SIGKILL);
+            ::waitpid(root_pid_, nullptr, __WALL);
+        }
+        program_ = loader.take();
+    } catch (...) {
+        ::kill(root_pid_, SIGKILL);
+        if (outcome != EarlyTracer::Outcome::Ended) ::waitpid(root_pid_, nullptr, __WALL);
+        throw;
+    }
+    program_->on_record([this](const mrss_record& r, size_t bytes) { handle(r, bytes); });
+    if (outcome == EarlyTracer::Outcome::Ended) {
+        root_ended_unadopted(early.ended());
+        return;
+    }
+    adopt_root(early, launched_ns);
+}
+
+void EbpfBackend::adopt_root(EarlyTracer& early, int64_t launched_ns) {
+    try {
+        program_->adopt(root_pid_);
+    } catch (...) {
+        ::kill(root_pid_, SIGKILL);
+        ::waitpid(root_pid_, nullptr, __WALL);
+        root_reaped_ = true;
+        throw;
+    }
+    log::debug("ebpf: the program adopted at {}, {:.1f} ms after its launch", early.held_at(),
+               static_cast<double>(os::monotonic_ns() - launched_ns) / 1e6);
+    early.detach();
+}
+
+// Its first exec, while it is still under ptrace: what the exec record would say.
+void EbpfBackend::on_root_exec() {
+    probe_.stage_status(procfs::read_status(root_pid_));
+    probe_.stage_program(Program{procfs::read_cmdline(root_pid_), procfs::read_exe(root_pid_)});
+    context_->recorder.exec_done(root_pid_, 0);
+}
+
+// Killed (SIGKILL: no exit stop) before the kernel side was in place: its
+// image's figures are those of its exec; said.
+void EbpfBackend::root_ended_unadopted(const os::WaitResult& w) {
+    Recorder& recorder = context_->recorder;
+    recorder.warn(Warning{Warning::Kind::Unmeasured, root_pid_, 0, 0, 0, {}});
+    OptionalBytes ru_maxrss;
+    if (w.usage) ru_maxrss = static_cast<uint64_t>(w.usage->ru_maxrss) * 1024;
+    recorder.task_reaped(root_pid_, w.status.exit_status(), ru_maxrss);
+    root_reaped_ = true;
 }
 
 void EbpfBackend::loop() {

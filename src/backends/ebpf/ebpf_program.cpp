@@ -111,6 +111,13 @@ void keep_maps_out_of_forks() {
             log::debug("ebpf: madvise(MADV_DONTFORK) on a BPF map: {}", std::strerror(errno));
 }
 
+// struct task_state of max_rss.bpf.c: a value of its tracked table.
+struct TaskState {
+    __u64 mm;
+    __u32 exiting;
+    __u32 threads_made;
+};
+
 }  // namespace
 
 struct BpfProgram::Impl {
@@ -121,6 +128,7 @@ struct BpfProgram::Impl {
     ring_buffer* ring = nullptr;
     int tracked_fd = -1;
     int records_fd = -1;
+    int adopt_link_fd = -1;
     mrss_globals globals{};
 
     ~Impl() {
@@ -160,6 +168,7 @@ struct BpfProgram::Impl {
         if (r != 0) return -r;
         tracked_fd = mrss_light_tracked_fd(light);
         records_fd = mrss_light_records_fd(light);
+        adopt_link_fd = mrss_light_adopt_link_fd(light);
         mrss_light_globals(light, &globals);
         return 0;
     }
@@ -200,6 +209,7 @@ CowHooks BpfProgram::Impl::load_libbpf() {
                         (attach_error == EPERM ? kWhatToDo : "use --backend ptrace"));
         }
         links.push_back(link);
+        if (prog == skel->progs.adopt) adopt_link_fd = bpf_link__fd(link);
     }
     tracked_fd = bpf_map__fd(skel->maps.tracked);
     records_fd = bpf_map__fd(skel->maps.records);
@@ -207,18 +217,22 @@ CowHooks BpfProgram::Impl::load_libbpf() {
     globals = mrss_globals{&bss->exact_cow,        &bss->exact_anon,       &bss->anon_mapped_pages,
                            &bss->contrib_pages,    &bss->overcount_pages,  &bss->shared_max_pages,
                            &bss->upper_peak_pages, &bss->peak_pages,       &bss->peak_ns,
-                           &bss->lost_records,     &bss->untracked};
+                           &bss->lost_records,     &bss->untracked,        &bss->adopt_tgid};
     return hooks;
 }
 
 BpfProgram::BpfProgram(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 BpfProgram::~BpfProgram() = default;
 
-std::unique_ptr<BpfProgram> BpfProgram::load() {
-    libbpf_set_print(libbpf_print);
+void BpfProgram::require_btf() {
     if (::access("/sys/kernel/btf/vmlinux", R_OK) != 0)
         unavailable("this kernel has no BTF (/sys/kernel/btf/vmlinux: " + std::string(std::strerror(errno)) +
                     "; it needs CONFIG_DEBUG_INFO_BTF): use --backend ptrace");
+}
+
+std::unique_ptr<BpfProgram> BpfProgram::load() {
+    libbpf_set_print(libbpf_print);
+    require_btf();
     auto impl = std::make_unique<Impl>();
     const int64_t started_ns = os::monotonic_ns();
     // The light object first (~30 ms); libbpf's skeleton (~110 ms) where the
@@ -258,13 +272,24 @@ int BpfProgram::dispatch(void* ctx, void* data, size_t bytes) {
 
 void BpfProgram::track(pid_t pid) {
     const __u32 key = static_cast<__u32>(pid);
-    struct {
-        __u64 mm;
-        __u32 exiting;
-        __u32 threads_made;
-    } value{0, 0, 0};  // struct task_state of max_rss.bpf.c
+    TaskState value{};
     if (bpf_map_update_elem(impl_->tracked_fd, &key, &value, BPF_ANY) != 0)
         throw TracerError(std::string("ebpf: tracking the program: ") + std::strerror(errno));
+}
+
+void BpfProgram::adopt(pid_t pid) {
+    track(pid);
+    *impl_->globals.adopt_tgid = static_cast<__u32>(pid);
+    const int iter_fd = impl_->adopt_link_fd >= 0 ? bpf_iter_create(impl_->adopt_link_fd) : -1;
+    if (iter_fd < 0) throw TracerError(std::string("ebpf: adopting the program: ") + std::strerror(errno));
+    char buffer[64];
+    while (::read(iter_fd, buffer, sizeof buffer) > 0) {
+    }
+    ::close(iter_fd);
+    const __u32 key = static_cast<__u32>(pid);
+    TaskState value{};
+    if (*impl_->globals.adopt_tgid != 0 || bpf_map_lookup_elem(impl_->tracked_fd, &key, &value) != 0 || value.mm == 0)
+        throw TracerError("ebpf: the kernel side did not find the program's address space to adopt");
 }
 
 void BpfProgram::consume() { ring_buffer__consume(impl_->ring); }

@@ -37,6 +37,9 @@ public:
     // one line saying why and what to do: no BTF, no privilege, a kernel
     // without one of the attach points. Nothing has been started then.
     static std::unique_ptr<BpfProgram> load();
+    // The checks load() makes before anything else (BTF), for a caller that
+    // loads later, while the program already runs: throws as load() would.
+    static void require_btf();
     ~BpfProgram();
     BpfProgram(const BpfProgram&) = delete;
     BpfProgram& operator=(const BpfProgram&) = delete;
@@ -47,6 +50,10 @@ public:
     [[nodiscard]] bool exact_cow() const { return exact_cow_; }
     // Puts pid in the tree: its forks, execs and exits are followed from now on.
     void track(pid_t pid);
+    // Puts pid in the tree when it already runs (exec'd, alone, stopped):
+    // its address space with its exact counters, the tree's peak so far its
+    // high-water mark. Throws TracerError if the kernel side could not.
+    void adopt(pid_t pid);
     // Hands every record waiting in the ring buffer to on_record, in order.
     void consume();
     // Waits up to timeout_ms for records, then consumes them.

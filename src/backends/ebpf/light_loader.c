@@ -46,6 +46,8 @@ int mrss_light_tracked_fd(const struct mrss_light *light) { return skel_of(light
 
 int mrss_light_records_fd(const struct mrss_light *light) { return skel_of(light)->maps.records.map_fd; }
 
+int mrss_light_adopt_link_fd(const struct mrss_light *light) { return skel_of(light)->links.adopt_fd; }
+
 void mrss_light_globals(struct mrss_light *light, struct mrss_globals *g)
 {
     struct max_rss_light__bss *bss = skel_of(light)->bss;
@@ -60,6 +62,7 @@ void mrss_light_globals(struct mrss_light *light, struct mrss_globals *g)
     g->peak_ns = &bss->peak_ns;
     g->lost_records = &bss->lost_records;
     g->untracked = &bss->untracked;
+    g->adopt_tgid = &bss->adopt_tgid;
 }
 
 void mrss_light_destroy(struct mrss_light *light)

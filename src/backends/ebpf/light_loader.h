@@ -32,6 +32,7 @@ struct mrss_globals {
     __u64 *peak_ns;
     __u64 *lost_records;
     __u64 *untracked;
+    __u32 *adopt_tgid;
 };
 
 struct mrss_light;
@@ -41,6 +42,8 @@ struct mrss_light;
 int mrss_light_load(__u32 nr_cpus, __u32 guard_tgid, struct mrss_light **out);
 int mrss_light_tracked_fd(const struct mrss_light *light);
 int mrss_light_records_fd(const struct mrss_light *light);
+/* The link of the adopt program (iter/task): bpf_iter_create() runs it. */
+int mrss_light_adopt_link_fd(const struct mrss_light *light);
 void mrss_light_globals(struct mrss_light *light, struct mrss_globals *globals);
 /* Detaches and unloads; light may be NULL. */
 void mrss_light_destroy(struct mrss_light *light);

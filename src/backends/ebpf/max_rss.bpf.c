@@ -531,6 +531,46 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
     return 0;
 }
 
+/* The root, adopted once the kernel side is loaded (see early_tracer.hpp):
+ * max_rss loads this while the program already runs under ptrace, held at
+ * every fork, clone, exec after the first, ptrace call, signal and exit
+ * until now, so it is alone in its tree and stopped while this runs. Its
+ * address space joins the tree with its exact counters, and the peak so far
+ * (the tree's too: it was alone) is its own high-water mark. Run once, by
+ * reading an iter/task link, with adopt_tgid set; it clears adopt_tgid. */
+__u32 adopt_tgid = 0;
+
+SEC("iter/task")
+int adopt(struct bpf_iter__task *ctx)
+{
+    struct task_struct *task = ctx->task;
+    if (!task || !adopt_tgid) return 0;
+    __u32 tgid = BPF_CORE_READ(task, tgid);
+    if (tgid != adopt_tgid || (__u32)BPF_CORE_READ(task, pid) != tgid) return 0;
+    struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
+    struct mm_struct *mm = BPF_CORE_READ(task, mm);
+    if (!st || st->mm || !mm) return 0;
+    st->mm = (__u64)mm;
+    register_mm(mm, false, false);
+    __u64 key = (__u64)mm;
+    struct mm_state *e = bpf_map_lookup_elem(&mms, &key);
+    if (!e) return 0;
+    /* Alone since its exec: every anon page it maps is its own, once. */
+    if (exact_anon) {
+        __sync_fetch_and_add(&anon_mapped_pages, (__s64)e->anon);
+        e->own_anon = (__s64)e->anon;
+    }
+    raise_to(&e->peak, BPF_CORE_READ(mm, hiwater_rss));
+    evaluate();
+    if (e->peak > peak_pages) {
+        raise_to(&peak_pages, e->peak);
+        peak_ns = bpf_ktime_get_ns();
+    }
+    raise_to(&upper_peak_pages, e->peak);
+    adopt_tgid = 0;
+    return 0;
+}
+
 /* An exited thread group kept only for its teardown leaves the tree. */
 static __always_inline void forget_exited(__u32 tgid)
 {
