@@ -93,7 +93,10 @@ EarlyTracer::Outcome EarlyTracer::run(const std::function<bool()>& loaded, const
                 throw TracerError(std::string("ptrace(PTRACE_SETOPTIONS): ") + std::strerror(errno));
             on_exec();
         }
-        if (must_hold(w.status)) {
+        if (!exec_seen_) {
+            // max_rss's own launcher, before its exec: nothing to hold, a signal passes.
+            resume(w.status.kind() == StopKind::SignalDelivery ? w.status.signal() : 0);
+        } else if (must_hold(w.status)) {
             stopped = true;
         } else if (loaded()) {
             held_at_ = w.status.kind() == StopKind::EventStop ? "PTRACE_INTERRUPT" : "a stop on its way";

@@ -46,8 +46,9 @@ public:
         Ended,    // the root ended first (a SIGKILL has no exit stop): ended()
     };
     // Serves the root's stops until loaded() is true and the root is
-    // stopped, or it has ended. on_exec runs at its first exec's stop (the
-    // new image in place, /proc readable). A loader that becomes ready wakes
+    // stopped after its exec, or it has ended (an exec that failed ends it
+    // too). on_exec runs at its first exec's stop (the new image in place,
+    // /proc readable). A loader that becomes ready wakes
     // this with SIGALRM (the hub's tick signal) to the calling thread.
     Outcome run(const std::function<bool()>& loaded, const std::function<void()>& on_exec);
     // Lets the stopped root go: the held system call runs, the held signal is delivered.

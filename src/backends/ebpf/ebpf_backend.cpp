@@ -306,13 +306,13 @@ void EbpfBackend::launch_while_loading() {
     root_pid_ = launched.pid;
     recorder.root_started(root_pid_);
     forwarder_->set_root(root_pid_);
-    const os::LaunchReport report = os::read_launch_report(launched.report_fd);
-    if (report.exec_errno != 0 || (!seized && loader.failed())) {
-        ::waitpid(root_pid_, nullptr, 0);
-        program_ = loader.take();  // throws the load's error first
-        os::throw_launch_error(context_->argv.at(0), report.exec_errno);
-    }
     if (!seized) {
+        const os::LaunchReport report = os::read_launch_report(launched.report_fd);
+        if (report.exec_errno != 0 || loader.failed()) {
+            ::waitpid(root_pid_, nullptr, 0);
+            program_ = loader.take();  // throws the load's error first
+            os::throw_launch_error(context_->argv.at(0), report.exec_errno);
+        }
         program_ = loader.take();
         program_->on_record([this](const mrss_record& r, size_t bytes) { handle(r, bytes); });
         return;
@@ -321,6 +321,14 @@ void EbpfBackend::launch_while_loading() {
     EarlyTracer::Outcome outcome{};
     try {
         outcome = early.run([&loader] { return loader.done(); }, [this] { on_root_exec(); });
+        // Read once it has exec'd or ended (a stop before its exec would hold the pipe open).
+        const os::LaunchReport report = os::read_launch_report(launched.report_fd);
+        if (report.exec_errno != 0) {
+            if (outcome != EarlyTracer::Outcome::Ended) ::waitpid(root_pid_, nullptr, __WALL);
+            outcome = EarlyTracer::Outcome::Ended;  // reaped: not to be killed or waited for again
+            loader.join();
+            os::throw_launch_error(context_->argv.at(0), report.exec_errno);
+        }
         if (outcome == EarlyTracer::Outcome::Stopped && loader.failed()) {
             // The kernel refused what it was given after the program had started: it is
             // stopped at a held call, and ends here (a refusal for want of root or BTF
@@ -330,8 +338,10 @@ void EbpfBackend::launch_while_loading() {
         }
         program_ = loader.take();
     } catch (...) {
-        ::kill(root_pid_, SIGKILL);
-        if (outcome != EarlyTracer::Outcome::Ended) ::waitpid(root_pid_, nullptr, __WALL);
+        if (outcome != EarlyTracer::Outcome::Ended) {  // not yet reaped: its pid is still its own
+            ::kill(root_pid_, SIGKILL);
+            ::waitpid(root_pid_, nullptr, __WALL);
+        }
         throw;
     }
     program_->on_record([this](const mrss_record& r, size_t bytes) { handle(r, bytes); });
