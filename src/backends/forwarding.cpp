@@ -1,6 +1,7 @@
 #include <max_rss/backends/forwarding.hpp>
 #include <max_rss/procfs/procfs.hpp>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -10,6 +11,13 @@ namespace max_rss {
 bool signal_pending(pid_t pid, int sig) {
     const auto status = procfs::read_status(pid);
     return status && status->pending_signals && (*status->pending_signals & (uint64_t{1} << (sig - 1)));
+}
+
+bool traced_root_has_copy(pid_t pid, int sig) {
+    if (signal_pending(pid, sig)) return true;
+    siginfo_t info{};
+    return ::waitid(P_PID, static_cast<id_t>(pid), &info, WSTOPPED | WNOHANG | WNOWAIT | __WALL) == 0 &&
+           info.si_pid == pid && info.si_code == CLD_TRAPPED && info.si_status == sig;
 }
 
 void Forwarder::handle(const std::vector<os::ReceivedSignal>& received,

@@ -53,5 +53,8 @@ private:
 
 // True when sig is pending for pid (its /proc status: SigPnd or ShdPnd).
 bool signal_pending(pid_t pid, int sig);
+// For a root max_rss traces: sig pending, or already dequeued into a
+// signal-delivery stop still waiting in max_rss's wait queue.
+bool traced_root_has_copy(pid_t pid, int sig);
 
 }  // namespace max_rss

@@ -4,10 +4,12 @@
 #include <max_rss/errors.hpp>
 #include <max_rss/util/log.hpp>
 
+#include <linux/audit.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <csignal>
 #include <cstring>
 
@@ -18,6 +20,15 @@ constexpr unsigned long kSeizeOptions = PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGO
 // From the first exec on: its exit is held too (before its exec, the child
 // is max_rss's own launcher, whose failure to exec ends it).
 constexpr unsigned long kRunOptions = kSeizeOptions | PTRACE_O_TRACEEXIT;
+
+#if defined(__x86_64__)
+constexpr uint32_t kNativeArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+constexpr uint32_t kNativeArch = AUDIT_ARCH_AARCH64;
+#else
+constexpr uint32_t kNativeArch = 0;  // unknown here: every call is held
+#endif
+constexpr uint64_t kX32Bit = 0x40000000;  // __X32_SYSCALL_BIT
 
 // The system calls held at their entry, by name for the log; nullptr: not held.
 const char* held_syscall(long nr) {
@@ -54,6 +65,11 @@ bool EarlyTracer::must_hold(const WaitStatus& status) {
             __ptrace_syscall_info info{};
             if (::ptrace(PTRACE_GET_SYSCALL_INFO, root_, sizeof info, &info) <= 0) return false;
             if (info.op != PTRACE_SYSCALL_INFO_ENTRY) return false;
+            // Another ABI's numbers (i386, x32) are not the ones below: its every call is held.
+            if (info.arch != kNativeArch || (info.entry.nr & kX32Bit) != 0) {
+                held_at_ = "a system call of another ABI";
+                return true;
+            }
             const char* name = held_syscall(static_cast<long>(info.entry.nr));
             if (name) held_at_ = name;
             return name != nullptr;
@@ -77,7 +93,10 @@ EarlyTracer::Outcome EarlyTracer::run(const std::function<bool()>& loaded, const
             if (stopped) return Outcome::Stopped;
             if (!interrupted && ::ptrace(PTRACE_INTERRUPT, root_, nullptr, nullptr) == 0) interrupted = true;
         }
-        forwarder_.handle(signals_.take_received(), [this](int sig) { return signal_pending(root_, sig); });
+        // A signal held at its delivery stop is the root's copy already.
+        forwarder_.handle(signals_.take_received(), [this, &stopped](int sig) {
+            return (stopped && pending_signal_ == sig) || traced_root_has_copy(root_, sig);
+        });
         (void)signals_.take_tick();
         const os::WaitResult w = signals_.wait_any(false);
         if (w.kind == os::WaitResult::Kind::Interrupted) continue;
@@ -108,6 +127,9 @@ EarlyTracer::Outcome EarlyTracer::run(const std::function<bool()>& loaded, const
 }
 
 void EarlyTracer::detach() {
+    // A SIGCONT sent while a stop signal was held cancels it, as it would have
+    // (it waits, pending, in the queue: a traced stop does not take it).
+    if (is_stopping_signal(pending_signal_) && signal_pending(root_, SIGCONT)) pending_signal_ = 0;
     if (::ptrace(PTRACE_DETACH, root_, nullptr, pending_signal_) != 0 && errno != ESRCH)
         throw TracerError(std::string("ptrace(PTRACE_DETACH): ") + std::strerror(errno));
 }

@@ -335,6 +335,7 @@ void EbpfBackend::launch_while_loading() {
             // comes before anything runs).
             ::kill(root_pid_, SIGKILL);
             ::waitpid(root_pid_, nullptr, __WALL);
+            outcome = EarlyTracer::Outcome::Ended;  // reaped: not to be killed again
         }
         program_ = loader.take();
     } catch (...) {

@@ -424,13 +424,7 @@ void PtraceBackend::on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusa
     }
 }
 
-bool PtraceBackend::root_has_copy(int sig) const {
-    if (signal_pending(root_pid_, sig)) return true;
-    // Dequeued already: its delivery stop waits in our queue.
-    siginfo_t info{};
-    return ::waitid(P_PID, static_cast<id_t>(root_pid_), &info, WSTOPPED | WNOHANG | WNOWAIT | __WALL) == 0 &&
-           info.si_pid == root_pid_ && info.si_code == CLD_TRAPPED && info.si_status == sig;
-}
+bool PtraceBackend::root_has_copy(int sig) const { return traced_root_has_copy(root_pid_, sig); }
 
 // SIGKILL for every task; the loop goes on, measures their exit stops and
 // reaps them.
