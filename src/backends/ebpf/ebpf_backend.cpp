@@ -18,6 +18,7 @@
 // tracked process is gone.
 #include "early_tracer.hpp"
 #include "ebpf_program.hpp"
+#include "loader_thread.hpp"
 
 #include <max_rss/backends/backend.hpp>
 #include <max_rss/backends/forwarding.hpp>
@@ -27,19 +28,14 @@
 #include <max_rss/procfs/procfs.hpp>
 #include <max_rss/util/log.hpp>
 
-#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <string_view>
-#include <thread>
 
 namespace max_rss {
 namespace ebpf {
@@ -128,57 +124,6 @@ max_rss::Program program_of(const mrss_exec_record& r) {
     }
     return p;
 }
-
-// The kernel side loaded in a thread while the program already runs (see
-// early_tracer.hpp). It wakes the waiting thread with SIGALRM, the signal
-// hub's tick, until that thread has seen it done.
-class Loader {
-public:
-    ~Loader() { join(); }
-    void start() {
-        waiter_ = ::pthread_self();
-        thread_ = std::thread([this] { load(); });
-    }
-    bool done() {
-        if (!done_.load(std::memory_order_acquire)) return false;
-        seen_.store(true);
-        return true;
-    }
-    void join() {
-        seen_.store(true);
-        if (thread_.joinable()) thread_.join();
-    }
-    [[nodiscard]] bool failed() const { return error_ != nullptr; }
-    BpfProgram& program() { return *program_; }
-    // The loaded program, or the load's own error (LaunchError: one line saying why).
-    std::unique_ptr<BpfProgram> take() {
-        join();
-        if (error_) std::rethrow_exception(error_);
-        return std::move(program_);
-    }
-
-private:
-    void load() {
-        try {
-            program_ = BpfProgram::load();
-        } catch (...) {
-            error_ = std::current_exception();
-        }
-        done_.store(true, std::memory_order_release);
-        // Again until seen: a signal landing just before the waiter's wait4 is missed.
-        for (int i = 0; i < 1000 && !seen_.load(); ++i) {
-            ::pthread_kill(waiter_, SIGALRM);
-            std::this_thread::sleep_for(std::chrono::milliseconds(2));
-        }
-    }
-
-    std::thread thread_;
-    pthread_t waiter_{};
-    std::atomic<bool> done_{false};
-    std::atomic<bool> seen_{false};
-    std::unique_ptr<BpfProgram> program_;
-    std::exception_ptr error_;
-};
 
 // Root loads after the program has started (see early_tracer.hpp), unless
 // MAX_RSS_EBPF_OVERLAP=0 asks for the load first. Without root the load
