@@ -9,9 +9,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 namespace max_rss::ebpf {
@@ -25,11 +27,11 @@ public:
     }
     bool done() {
         if (!done_.load(std::memory_order_acquire)) return false;
-        seen_.store(true);
+        see();
         return true;
     }
     void join() {
-        seen_.store(true);
+        see();
         if (thread_.joinable()) thread_.join();
     }
     [[nodiscard]] bool failed() const { return error_ != nullptr; }
@@ -49,17 +51,28 @@ private:
             error_ = std::current_exception();
         }
         done_.store(true, std::memory_order_release);
-        // Again until seen: a signal landing just before the waiter's wait4 is missed.
-        for (int i = 0; i < 1000 && !seen_.load(); ++i) {
+        // Again until seen: a signal landing just before the waiter's wait4 is
+        // missed. Woken as soon as it is seen: the waiter's join does not wait.
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (int i = 0; i < 1000 && !seen_; ++i) {
             ::pthread_kill(waiter_, SIGALRM);
-            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            seen_changed_.wait_for(lock, std::chrono::milliseconds(2), [this] { return seen_; });
         }
+    }
+    void see() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            seen_ = true;
+        }
+        seen_changed_.notify_all();
     }
 
     std::thread thread_;
     pthread_t waiter_{};
     std::atomic<bool> done_{false};
-    std::atomic<bool> seen_{false};
+    std::mutex mutex_;
+    std::condition_variable seen_changed_;
+    bool seen_ = false;  // under mutex_
     std::unique_ptr<BpfProgram> program_;
     std::exception_ptr error_;
 };
