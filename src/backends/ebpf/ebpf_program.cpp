@@ -99,9 +99,9 @@ bool kernel_may_allow_fentry() {
     return error != EPERM && error != EACCES;
 }
 
-// The BPF maps mapped here (the 16 MiB ring buffer, twice, and .bss) are
+// The BPF maps mapped here (the 8 MiB ring buffer, twice, and .bss) are
 // resident from the start and a fork copies their page tables: the program's
-// root, forked from max_rss, would start with 33 MiB it never touched, which
+// root, forked from max_rss, would start with 17 MiB it never touched, which
 // its ru_maxrss (wait4) then reports. The child needs none of them.
 void keep_maps_out_of_forks() {
     const auto maps = procfs::read_file("/proc/self/maps");
