@@ -6,6 +6,11 @@ std::unique_ptr<Backend> make_ptrace_backend();
 std::unique_ptr<Backend> make_sample_backend();
 std::unique_ptr<Backend> make_ebpf_backend();  // backends/ebpf/, or a refusal when not built
 
+OptionalBytes ru_maxrss_bytes(const std::optional<rusage>& usage) {
+    if (!usage) return {};
+    return static_cast<uint64_t>(usage->ru_maxrss) * 1024;
+}
+
 std::unique_ptr<Backend> make_backend(BackendKind kind) {
     switch (kind) {
         case BackendKind::Ptrace: return make_ptrace_backend();

@@ -7,11 +7,13 @@
 #include <max_rss/engine/recorder.hpp>
 #include <max_rss/os/signals.hpp>
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +43,9 @@ public:
     // (ProcProbe); the eBPF backend hands over what the kernel recorded.
     virtual MemoryProbe* probe() { return nullptr; }
 };
+
+// wait4's ru_maxrss (KiB) of a reaped process in bytes; unknown without a rusage.
+OptionalBytes ru_maxrss_bytes(const std::optional<rusage>& usage);
 
 // Throws LaunchError when the backend cannot work here (eBPF without the
 // privilege, BTF or build support): before anything is started.

@@ -19,6 +19,7 @@
 #include "early_tracer.hpp"
 #include "ebpf_program.hpp"
 #include "loader_thread.hpp"
+#include "staged_probe.hpp"
 
 #include <max_rss/backends/backend.hpp>
 #include <max_rss/backends/forwarding.hpp>
@@ -41,58 +42,7 @@ namespace max_rss {
 namespace ebpf {
 namespace {
 
-const uint64_t kPageBytes = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
 constexpr uint64_t kCowSlackBytes = uint64_t{1} << 20;
-
-// What the Recorder reads at an event: the figures of the record at hand.
-class StagedProbe final : public MemoryProbe {
-public:
-    std::optional<procfs::Status> status(pid_t) override { return status_; }
-    std::optional<procfs::Statm> statm(pid_t) override { return statm_; }
-    std::optional<procfs::SmapsRollup> smaps_rollup(pid_t) override { return smaps_; }
-    Program program(pid_t) override { return program_; }
-
-    // The figures of one address space, or none (then the Recorder reads nothing).
-    void stage(const mrss_mm_figures& mm, bool fork_image) {
-        status_.reset();
-        statm_.reset();
-        smaps_.reset();
-        if (!mm.valid) return;
-        procfs::Status s;
-        s.hwm_bytes = mm.peak_pages * kPageBytes;
-        s.rss_anon_bytes = mm.anon_pages * kPageBytes;
-        s.rss_file_bytes = mm.file_pages * kPageBytes;
-        s.rss_shmem_bytes = mm.shmem_pages * kPageBytes;
-        s.rss_bytes = *s.rss_anon_bytes + *s.rss_file_bytes + *s.rss_shmem_bytes;
-        s.swap_bytes = mm.swap_pages * kPageBytes;
-        status_ = s;
-        statm_ = procfs::Statm{*s.rss_bytes, *s.rss_file_bytes + *s.rss_shmem_bytes};
-        // A fork image's copy-on-write copies are its own memory, which its
-        // counters cannot show: its anonymous pages no longer shared, the
-        // only smaps figure the kernel side can give (documented).
-        if (fork_image) {
-            procfs::SmapsRollup p;
-            p.private_clean_bytes = 0;
-            p.private_dirty_bytes = mm.private_anon_pages * kPageBytes;
-            smaps_ = p;
-        }
-    }
-    // The figures /proc gives while the process is stopped (before it is adopted).
-    void stage_status(const std::optional<procfs::Status>& s) {
-        status_ = s;
-        statm_.reset();
-        smaps_.reset();
-        if (s && s->rss_bytes && s->rss_file_bytes && s->rss_shmem_bytes)
-            statm_ = procfs::Statm{*s->rss_bytes, *s->rss_file_bytes + *s->rss_shmem_bytes};
-    }
-    void stage_program(max_rss::Program program) { program_ = std::move(program); }
-
-private:
-    std::optional<procfs::Status> status_;
-    std::optional<procfs::Statm> statm_;
-    std::optional<procfs::SmapsRollup> smaps_;
-    max_rss::Program program_;
-};
 
 ExitStatus exit_status_of(int wait_status) {
     ExitStatus e;
@@ -148,6 +98,7 @@ private:
     void adopt_root(EarlyTracer& early, int64_t launched_ns);
     void on_root_exec();
     void root_ended_unadopted(const os::WaitResult& w);
+    void reap_root(const os::WaitResult& w);
     void loop();
     void handle(const mrss_record& r, size_t bytes);
     void on_exit_record(const mrss_record& r);
@@ -324,9 +275,12 @@ void EbpfBackend::on_root_exec() {
 void EbpfBackend::root_ended_unadopted(const os::WaitResult& w) {
     Recorder& recorder = context_->recorder;
     recorder.warn(Warning{Warning::Kind::Unmeasured, root_pid_, 0, 0, 0, {}});
-    OptionalBytes ru_maxrss;
-    if (w.usage) ru_maxrss = static_cast<uint64_t>(w.usage->ru_maxrss) * 1024;
-    recorder.task_reaped(root_pid_, w.status.exit_status(), ru_maxrss);
+    reap_root(w);
+}
+
+// The root is max_rss's child: it ends with wait4's status and rusage.
+void EbpfBackend::reap_root(const os::WaitResult& w) {
+    context_->recorder.task_reaped(root_pid_, w.status.exit_status(), ru_maxrss_bytes(w.usage));
     root_reaped_ = true;
 }
 
@@ -364,10 +318,7 @@ void EbpfBackend::loop() {
         // Its exit record was written before it became a zombie: read every
         // record first, then end it with wait4's status and rusage.
         program_->consume();
-        OptionalBytes ru_maxrss;
-        if (w.usage) ru_maxrss = static_cast<uint64_t>(w.usage->ru_maxrss) * 1024;
-        recorder.task_reaped(root_pid_, w.status.exit_status(), ru_maxrss);
-        root_reaped_ = true;
+        reap_root(w);
     }
     program_->consume();
     record_totals();

@@ -61,7 +61,6 @@ private:
     void on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage);
     void hold(pid_t tid);
     void adopt_held();
-    bool root_has_copy(int sig) const;
     void resume(pid_t tid, int sig = 0) { queue_resume(actions_, tid, sig); }
     void apply();  // the one place that resumes tasks
     void kill_all();
@@ -139,7 +138,7 @@ void PtraceBackend::loop() {
             if (!held_.empty()) adopt_held();
             apply();
         }
-        forwarder_->handle(signals.take_received(), [this](int sig) { return root_has_copy(sig); });
+        forwarder_->handle(signals.take_received(), [this](int sig) { return traced_root_has_copy(root_pid_, sig); });
         if (auto deadline = forwarder_->deadline_ns(); deadline && !killing_ && recorder.now_ns() >= *deadline) {
             // Asked to stop after the command ended: what still runs is
             // killed, and its exit stops are measured as any other.
@@ -413,18 +412,13 @@ void PtraceBackend::on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusa
     if (const TaskEntry* task = context_->recorder.table().task(tid);
         task && context_->recorder.table().process(task->process).pid == tid)
         brk_.erase(task->process);
-    const ExitStatus exit = ws.exit_status();
-    OptionalBytes ru_maxrss;
-    if (usage) ru_maxrss = static_cast<uint64_t>(usage->ru_maxrss) * 1024;
-    context_->recorder.task_reaped(tid, exit, ru_maxrss);
+    context_->recorder.task_reaped(tid, ws.exit_status(), ru_maxrss_bytes(usage));
     if (tid == root_pid_ && !root_exec_seen_) {
         // The root died before its exec: did the exec fail?
         const os::LaunchReport report = os::read_launch_report(report_fd_);
         if (report.exec_errno != 0) os::throw_launch_error(context_->argv.at(0), report.exec_errno);
     }
 }
-
-bool PtraceBackend::root_has_copy(int sig) const { return traced_root_has_copy(root_pid_, sig); }
 
 // SIGKILL for every task; the loop goes on, measures their exit stops and
 // reaps them.

@@ -115,12 +115,9 @@ void SampleBackend::run(RunContext& context) {
         const os::WaitResult w = context.signals.wait_any(false);
         if (w.kind == os::WaitResult::Kind::NoChildren) break;
         if (w.kind == os::WaitResult::Kind::Interrupted || !w.status.is_terminal()) continue;
-        const ExitStatus exit = w.status.exit_status();
-        OptionalBytes ru_maxrss;
-        if (w.usage) ru_maxrss = static_cast<uint64_t>(w.usage->ru_maxrss) * 1024;
         // Sampling misses a process's last moments; wait4's figure covers
         // them, and is the process's own only if it waited for no children.
-        recorder.task_reaped(w.pid, exit, ru_maxrss, !parents_.count(w.pid));
+        recorder.task_reaped(w.pid, w.status.exit_status(), ru_maxrss_bytes(w.usage), !parents_.count(w.pid));
     }
 }
 
