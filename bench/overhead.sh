@@ -4,7 +4,7 @@
 # usage: bench/overhead.sh [--set loads|scaling] [BUILD_DIR] [ROUNDS]
 #        (defaults: loads, build, 5)
 #
-# --set loads:   the five load shapes below (the targets in docs/performance.md),
+# --set loads:   the six load shapes below (the targets in docs/performance.md),
 #                after /bin/true: a tool's fixed cost per run (its "added ms"),
 #                which is what a short load's ratio mostly shows
 # --set scaling: 10,000 processes or threads, from the test fixtures: the
@@ -46,6 +46,7 @@ case $SET in
       "exec-heavy|fork_exec_loop 1000"
       "thread-heavy|thread_loop 5000"
       "compute-bound|compute"
+      "copy-on-write of a file|cow_file 256"
       "4 GiB resident|touch_big 4096"
     ) ;;
   scaling)

@@ -134,8 +134,8 @@ void EbpfBackend::run(RunContext& context) {
         throw;
     }
     const KernelTotals totals = program_->totals();
-    log::debug("ebpf: tree total at the end {} pages, anonymous pages still counted {}", totals.total_pages,
-               totals.anon_pages);
+    log::debug("ebpf: tree total at the end {} pages, anonymous pages still counted {}, shared-maximum rescans {}",
+               totals.total_pages, totals.anon_pages, totals.shared_rescans);
     if (totals.lost_records > 0) recorder.warn(Warning{Warning::Kind::EventsLost, 0, totals.lost_records, 0, 0, {}});
     if (totals.untracked > 0) {
         recorder.warn(Warning{Warning::Kind::Untracked, 0, totals.untracked, MRSS_TABLE_ENTRIES, 0, {}});

@@ -216,6 +216,7 @@ CowHooks BpfProgram::Impl::load_libbpf() {
     auto* bss = skel->bss;
     globals = mrss_globals{&bss->exact_cow,        &bss->exact_anon,       &bss->anon_mapped_pages,
                            &bss->contrib_pages,    &bss->overcount_pages,  &bss->shared_max_pages,
+                           &bss->shared_rescans,
                            &bss->upper_peak_pages, &bss->peak_pages,       &bss->peak_ns,
                            &bss->lost_records,     &bss->untracked,        &bss->adopt_tgid};
     return hooks;
@@ -315,6 +316,7 @@ KernelTotals BpfProgram::totals() const {
     t.lost_records = read(g.lost_records);
     t.untracked = read(g.untracked);
     t.anon_pages = read(g.anon_mapped_pages);
+    t.shared_rescans = read(g.shared_rescans);
     return t;
 }
 

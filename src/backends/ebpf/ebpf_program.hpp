@@ -29,6 +29,9 @@ struct KernelTotals {
     // With the exact anonymous count: the tree's anonymous pages it still
     // counts (0 once every process is gone and every unmapping was seen).
     int64_t anon_pages = 0;
+    // Walks of the address-space table for the largest shared count: a few
+    // per run, whatever the program does (not one per page fault).
+    uint64_t shared_rescans = 0;
 };
 
 class BpfProgram {

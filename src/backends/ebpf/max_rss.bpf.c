@@ -111,8 +111,10 @@ __s64 anon_mapped_pages = 0; /* NR_ANON_MAPPED changes made by tracked tasks */
 __u64 contrib_pages = 0;     /* sum over tracked mms of their private part */
 __s64 overcount_pages = 0;   /* anon pages counted in more than one tracked mm */
 __u64 shared_max_pages = 0;  /* max over tracked mms of file + shmem (stale: may be high) */
-__u64 shared_owner = 0;
-__u32 shared_stale = 0;
+__u64 shared_owner = 0;      /* the mm that has it */
+__u64 shared_rest_pages = 0; /* at least the largest of every other tracked mm */
+__u32 shared_stale = 0;      /* shared_max_pages may be high: rescan before using it for a peak */
+__u64 shared_rescans = 0;    /* walks of the mms table for it (a few per run) */
 __u64 anon_sum_pages = 0;    /* sum of every tracked mm's anon pages (shared ones in each) */
 __u64 upper_peak_pages = 0;  /* largest anon_sum_pages + shared maximum: an upper bound */
 __u64 peak_pages = 0;        /* the tree's largest total */
@@ -221,6 +223,55 @@ static __always_inline __u64 own_private_anon(const struct mm_state *e)
     return e->anon > still_shared ? e->anon - still_shared : 0;
 }
 
+/* Keeps the shared maximum (max over tracked mms of file + shmem) in step
+ * with one mm's count, which went from before to shared. The largest's own
+ * count going down used to mark the maximum stale, and the next new peak
+ * then walked the whole mms table: every copy-on-write fault of a private
+ * file mapping (file - 1, anon + 1) cost a walk of 16384 buckets, ~230 us
+ * here. shared_rest_pages, at least every other mm's count, now tells when
+ * the largest is still the largest: a walk is left for when it may not be.
+ * shared_max_pages never reads below the true maximum: the largest going
+ * down sets it to the larger of its count and the rest. */
+static __always_inline void account_shared(__u64 key, __u64 shared, __u64 before)
+{
+    __u64 max = shared_max_pages;
+    if (shared > max) {  /* the new largest, if no other CPU moved the maximum meanwhile */
+        if (__sync_val_compare_and_swap(&shared_max_pages, max, shared) != max) {
+            raise_to(&shared_rest_pages, shared);
+            raise_to(&shared_max_pages, shared);
+            shared_stale = 1;
+            return;
+        }
+        if (shared_owner != key) raise_to(&shared_rest_pages, max);  /* the old largest joins the rest */
+        shared_owner = key;
+        return;
+    }
+    if (shared_owner != key) {
+        raise_to(&shared_rest_pages, shared);
+        /* Against the largest going down at the same time: it reads the rest
+         * after lowering the maximum, this reads the maximum after raising
+         * the rest, so one of the two sees the other. */
+        if (shared > shared_max_pages) {
+            raise_to(&shared_max_pages, shared);
+            shared_stale = 1;
+        }
+        return;
+    }
+    if (shared >= before) return;
+    /* The largest went down: still the largest unless the rest may be larger. */
+    __u64 rest = shared_rest_pages;
+    __u64 next = shared >= rest ? shared : rest;
+    if (__sync_val_compare_and_swap(&shared_max_pages, max, next) != max || shared < rest) {
+        shared_stale = 1;
+        return;
+    }
+    rest = shared_rest_pages;
+    if (rest > next) {
+        raise_to(&shared_max_pages, rest);
+        shared_stale = 1;
+    }
+}
+
 /* Keeps contrib_pages and the shared maximum in step with e's counters. */
 static __always_inline void account(__u64 key, struct mm_state *e)
 {
@@ -232,25 +283,24 @@ static __always_inline void account(__u64 key, struct mm_state *e)
 
     __u64 shared = e->file + e->shmem;
     __u64 shared_before = __sync_lock_test_and_set(&e->shared, shared);
-    if (shared > shared_max_pages) {
-        shared_max_pages = shared;
-        shared_owner = key;
-    } else if (shared < shared_before && shared_owner == key) {
-        shared_stale = 1;
-    }
+    account_shared(key, shared, shared_before);
     raise_to(&e->peak, e->anon + e->file + e->shmem);
 }
 
 struct rescan_ctx {
     __u64 max;
     __u64 owner;
+    __u64 second;  /* the largest of the others */
 };
 
 static long rescan_one(struct bpf_map *map, __u64 *key, struct mm_state *e, struct rescan_ctx *ctx)
 {
     if (e->shared > ctx->max) {
+        ctx->second = ctx->max;
         ctx->max = e->shared;
         ctx->owner = *key;
+    } else if (e->shared > ctx->second) {
+        ctx->second = e->shared;
     }
     return 0;
 }
@@ -276,9 +326,11 @@ static __always_inline void evaluate(void)
     if (shared_stale) {
         struct rescan_ctx ctx = {};
         shared_stale = 0;
+        __sync_fetch_and_add(&shared_rescans, 1);
         bpf_for_each_map_elem(&mms, rescan_one, &ctx, 0);
         shared_max_pages = ctx.max;
         shared_owner = ctx.owner;
+        shared_rest_pages = ctx.second;
         total = tree_total();
         if (total <= (__s64)peak_pages) return;
     }
