@@ -99,6 +99,23 @@ struct {
     __uint(max_entries, 8 << 20);
 } records SEC(".maps");
 
+/* Who has the shared maximum, and a bound on everyone else's: changed only
+ * under the lock, so that the maximum is never lowered below the truth by
+ * two CPUs (or two threads of one mm) updating at once. */
+struct shared_state {
+    struct bpf_spin_lock lock;
+    __u64 owner;       /* the mm whose count shared_max_pages is */
+    __u64 rest_pages;  /* at least every other tracked mm's count */
+    __u64 raises;      /* changes a walk under way cannot see: the maximum or the rest raised,
+                          the owner moved, an mm removed */
+};
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct shared_state);
+} shared_lock SEC(".maps");
+
 const volatile __u32 nr_cpus = 1;
 __u32 exact_cow = 0;         /* set by max_rss once the rmap and teardown hooks are attached */
 /* Set by max_rss once on_anon_mapped and on_exit_mmap_tp are attached: the
@@ -111,8 +128,6 @@ __s64 anon_mapped_pages = 0; /* NR_ANON_MAPPED changes made by tracked tasks */
 __u64 contrib_pages = 0;     /* sum over tracked mms of their private part */
 __s64 overcount_pages = 0;   /* anon pages counted in more than one tracked mm */
 __u64 shared_max_pages = 0;  /* max over tracked mms of file + shmem (stale: may be high) */
-__u64 shared_owner = 0;      /* the mm that has it */
-__u64 shared_rest_pages = 0; /* at least the largest of every other tracked mm */
 __u32 shared_stale = 0;      /* shared_max_pages may be high: rescan before using it for a peak */
 __u64 shared_rescans = 0;    /* walks of the mms table for it (a few per run) */
 __u64 anon_sum_pages = 0;    /* sum of every tracked mm's anon pages (shared ones in each) */
@@ -224,52 +239,40 @@ static __always_inline __u64 own_private_anon(const struct mm_state *e)
 }
 
 /* Keeps the shared maximum (max over tracked mms of file + shmem) in step
- * with one mm's count, which went from before to shared. The largest's own
- * count going down used to mark the maximum stale, and the next new peak
- * then walked the whole mms table: every copy-on-write fault of a private
- * file mapping (file - 1, anon + 1) cost a walk of 16384 buckets, ~230 us
- * here. shared_rest_pages, at least every other mm's count, now tells when
- * the largest is still the largest: a walk is left for when it may not be.
- * shared_max_pages never reads below the true maximum: the largest going
- * down sets it to the larger of its count and the rest. */
-static __always_inline void account_shared(__u64 key, __u64 shared, __u64 before)
+ * with e's count. The largest's own count going down used to mark the
+ * maximum stale, and the next new peak then walked the whole mms table:
+ * every copy-on-write fault of a private file mapping (file - 1, anon + 1)
+ * cost a walk of 16384 buckets, ~230 us here. The rest bound, at least every
+ * other mm's count, now tells when the largest is still the largest; a walk
+ * is left for when it may not be. Under the lock, with e's count read there
+ * (the latest of two threads' updates), shared_max_pages is never below the
+ * true maximum: the largest going down sets it to the larger of its count
+ * and the rest bound. */
+static __always_inline void account_shared(__u64 key, struct mm_state *e)
 {
+    __u32 zero = 0;
+    struct shared_state *st = bpf_map_lookup_elem(&shared_lock, &zero);
+    if (!st) return;
+    bpf_spin_lock(&st->lock);
+    __u64 shared = e->shared;
     __u64 max = shared_max_pages;
-    if (shared > max) {  /* the new largest, if no other CPU moved the maximum meanwhile */
-        if (__sync_val_compare_and_swap(&shared_max_pages, max, shared) != max) {
-            raise_to(&shared_rest_pages, shared);
-            raise_to(&shared_max_pages, shared);
-            shared_stale = 1;
-            return;
+    if (shared > max) {                      /* the new largest */
+        if (st->owner != key && max > st->rest_pages) st->rest_pages = max;  /* the old one joins the rest */
+        shared_max_pages = shared;
+        st->owner = key;
+        st->raises++;
+    } else if (st->owner != key) {
+        if (shared > st->rest_pages) {
+            st->rest_pages = shared;
+            st->raises++;
         }
-        if (shared_owner != key) raise_to(&shared_rest_pages, max);  /* the old largest joins the rest */
-        shared_owner = key;
-        return;
-    }
-    if (shared_owner != key) {
-        raise_to(&shared_rest_pages, shared);
-        /* Against the largest going down at the same time: it reads the rest
-         * after lowering the maximum, this reads the maximum after raising
-         * the rest, so one of the two sees the other. */
-        if (shared > shared_max_pages) {
-            raise_to(&shared_max_pages, shared);
-            shared_stale = 1;
-        }
-        return;
-    }
-    if (shared >= before) return;
-    /* The largest went down: still the largest unless the rest may be larger. */
-    __u64 rest = shared_rest_pages;
-    __u64 next = shared >= rest ? shared : rest;
-    if (__sync_val_compare_and_swap(&shared_max_pages, max, next) != max || shared < rest) {
-        shared_stale = 1;
-        return;
-    }
-    rest = shared_rest_pages;
-    if (rest > next) {
-        raise_to(&shared_max_pages, rest);
+    } else if (shared >= st->rest_pages) {   /* still the largest: exact */
+        shared_max_pages = shared;
+    } else {                                 /* perhaps not: the bound, until a walk says */
+        shared_max_pages = st->rest_pages;
         shared_stale = 1;
     }
+    bpf_spin_unlock(&st->lock);
 }
 
 /* Keeps contrib_pages and the shared maximum in step with e's counters. */
@@ -282,8 +285,7 @@ static __always_inline void account(__u64 key, struct mm_state *e)
     if (e->anon != anon_before) __sync_fetch_and_add(&anon_sum_pages, e->anon - anon_before);
 
     __u64 shared = e->file + e->shmem;
-    __u64 shared_before = __sync_lock_test_and_set(&e->shared, shared);
-    account_shared(key, shared, shared_before);
+    if (__sync_lock_test_and_set(&e->shared, shared) != shared) account_shared(key, e);
     raise_to(&e->peak, e->anon + e->file + e->shmem);
 }
 
@@ -324,13 +326,35 @@ static __always_inline void evaluate(void)
     __s64 total = tree_total();
     if (total <= (__s64)peak_pages) return;
     if (shared_stale) {
+        __u32 zero = 0;
+        struct shared_state *st = bpf_map_lookup_elem(&shared_lock, &zero);
+        if (!st) return;
         struct rescan_ctx ctx = {};
+        bpf_spin_lock(&st->lock);
+        __u64 raises = st->raises;
         shared_stale = 0;
+        bpf_spin_unlock(&st->lock);
         __sync_fetch_and_add(&shared_rescans, 1);
         bpf_for_each_map_elem(&mms, rescan_one, &ctx, 0);
-        shared_max_pages = ctx.max;
-        shared_owner = ctx.owner;
-        shared_rest_pages = ctx.second;
+        __u64 owner_key = ctx.owner;
+        struct mm_state *owner = owner_key ? bpf_map_lookup_elem(&mms, &owner_key) : 0;
+        /* What the walk saw holds unless something rose, moved or left
+         * meanwhile: then the maximum stays as it is (never below the truth)
+         * and stale, for the next walk. The largest may have gone down since
+         * the walk read it (that is no raise): its count now is read under
+         * the lock, as account_shared() would have. */
+        bpf_spin_lock(&st->lock);
+        if (st->raises == raises && (owner || !ctx.max)) {
+            __u64 max = ctx.max;
+            if (owner && owner->shared < max) max = owner->shared > ctx.second ? owner->shared : ctx.second;
+            if (owner && owner->shared < ctx.second) shared_stale = 1;
+            shared_max_pages = max;
+            st->owner = owner_key;
+            st->rest_pages = ctx.second;
+        } else {
+            shared_stale = 1;
+        }
+        bpf_spin_unlock(&st->lock);
         total = tree_total();
         if (total <= (__s64)peak_pages) return;
     }
@@ -342,7 +366,14 @@ static __always_inline void remove_mm(__u64 key, struct mm_state *e)
 {
     __sync_fetch_and_add(&contrib_pages, -e->contrib);
     __sync_fetch_and_add(&anon_sum_pages, -e->anon_counted);
-    if (shared_owner == key) shared_stale = 1;
+    __u32 zero = 0;
+    struct shared_state *st = bpf_map_lookup_elem(&shared_lock, &zero);
+    if (st) {
+        bpf_spin_lock(&st->lock);
+        if (st->owner == key) shared_stale = 1;
+        st->raises++;  /* a walk under way may have counted it */
+        bpf_spin_unlock(&st->lock);
+    }
     bpf_map_delete_elem(&mms, &key);
 }
 
