@@ -104,10 +104,11 @@ struct {
  * two CPUs (or two threads of one mm) updating at once. */
 struct shared_state {
     struct bpf_spin_lock lock;
-    __u64 owner;       /* the mm whose count shared_max_pages is */
+    __u64 owner;       /* the mm whose count shared_max_pages is (0: not known) */
     __u64 rest_pages;  /* at least every other tracked mm's count */
-    __u64 raises;      /* changes a walk under way cannot see: the maximum or the rest raised,
-                          the owner moved, an mm removed */
+    __u64 seen_pages;  /* while walks run: the largest count any mm published */
+    __u32 walkers;     /* walks under way */
+    __u32 pad;
 };
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -256,21 +257,18 @@ static __always_inline void account_shared(__u64 key, struct mm_state *e)
     bpf_spin_lock(&st->lock);
     __u64 shared = e->shared;
     __u64 max = shared_max_pages;
+    if (st->walkers && shared > st->seen_pages) st->seen_pages = shared;  /* what a walk may have missed */
     if (shared > max) {                      /* the new largest */
         if (st->owner != key && max > st->rest_pages) st->rest_pages = max;  /* the old one joins the rest */
         shared_max_pages = shared;
         st->owner = key;
-        st->raises++;
     } else if (st->owner != key) {
-        if (shared > st->rest_pages) {
-            st->rest_pages = shared;
-            st->raises++;
-        }
+        if (shared > st->rest_pages) st->rest_pages = shared;
     } else if (shared >= st->rest_pages) {   /* still the largest: exact */
         shared_max_pages = shared;
     } else {                                 /* perhaps not: the bound, until a walk says */
+        shared_stale = 1;                    /* first: whoever reads the bound sees it stale */
         shared_max_pages = st->rest_pages;
-        shared_stale = 1;
     }
     bpf_spin_unlock(&st->lock);
 }
@@ -331,28 +329,33 @@ static __always_inline void evaluate(void)
         if (!st) return;
         struct rescan_ctx ctx = {};
         bpf_spin_lock(&st->lock);
-        __u64 raises = st->raises;
-        shared_stale = 0;
+        if (st->walkers == 0) st->seen_pages = 0;
+        st->walkers++;
         bpf_spin_unlock(&st->lock);
         __sync_fetch_and_add(&shared_rescans, 1);
         bpf_for_each_map_elem(&mms, rescan_one, &ctx, 0);
         __u64 owner_key = ctx.owner;
         struct mm_state *owner = owner_key ? bpf_map_lookup_elem(&mms, &owner_key) : 0;
-        /* What the walk saw holds unless something rose, moved or left
-         * meanwhile: then the maximum stays as it is (never below the truth)
-         * and stale, for the next walk. The largest may have gone down since
-         * the walk read it (that is no raise): its count now is read under
-         * the lock, as account_shared() would have. */
+        /* The walk read each count once, unlocked: every count published
+         * since it began is in seen_pages, and the largest's count now is
+         * read under the lock. If the largest it found is still ahead of all
+         * that, the maximum is exact again; if not (the lead changed while it
+         * walked), the largest of them is a bound, stale, for the next walk. */
         bpf_spin_lock(&st->lock);
-        if (st->raises == raises && (owner || !ctx.max)) {
-            __u64 max = ctx.max;
-            if (owner && owner->shared < max) max = owner->shared > ctx.second ? owner->shared : ctx.second;
-            if (owner && owner->shared < ctx.second) shared_stale = 1;
-            shared_max_pages = max;
+        if (st->walkers) st->walkers--;
+        __u64 others = ctx.second > st->seen_pages ? ctx.second : st->seen_pages;
+        __u64 own = owner ? owner->shared : 0;
+        if ((owner && own >= others) || (!owner_key && others == 0)) {
+            shared_max_pages = own;
             st->owner = owner_key;
-            st->rest_pages = ctx.second;
+            st->rest_pages = others;
+            shared_stale = 0;  /* last: a reader that sees it cleared reads the new maximum */
         } else {
+            __u64 bound = own > others ? own : others;
             shared_stale = 1;
+            shared_max_pages = bound;
+            st->owner = 0;
+            st->rest_pages = bound;
         }
         bpf_spin_unlock(&st->lock);
         total = tree_total();
@@ -370,8 +373,7 @@ static __always_inline void remove_mm(__u64 key, struct mm_state *e)
     struct shared_state *st = bpf_map_lookup_elem(&shared_lock, &zero);
     if (st) {
         bpf_spin_lock(&st->lock);
-        if (st->owner == key) shared_stale = 1;
-        st->raises++;  /* a walk under way may have counted it */
+        if (st->owner == key) shared_stale = 1;  /* the maximum stays, high, until a walk */
         bpf_spin_unlock(&st->lock);
     }
     bpf_map_delete_elem(&mms, &key);
