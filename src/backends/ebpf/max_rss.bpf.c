@@ -102,13 +102,21 @@ struct {
 /* Who has the shared maximum, and a bound on everyone else's: changed only
  * under the lock, so that the maximum is never lowered below the truth by
  * two CPUs (or two threads of one mm) updating at once. */
+#define MRSS_WALK_SLOTS 4
+/* A walk under way: the counts published while it runs, the largest with its
+ * mm and the largest of every other mm (a walk reads each count once). */
+struct walk_slot {
+    __u64 top_pages;
+    __u64 top_key;
+    __u64 others_pages;
+    __u32 active;
+    __u32 pad;
+};
 struct shared_state {
     struct bpf_spin_lock lock;
     __u64 owner;       /* the mm whose count shared_max_pages is (0: not known) */
     __u64 rest_pages;  /* at least every other tracked mm's count */
-    __u64 seen_pages;  /* while walks run: the largest count any mm published */
-    __u32 walkers;     /* walks under way */
-    __u32 pad;
+    struct walk_slot walks[MRSS_WALK_SLOTS];
 };
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -257,7 +265,19 @@ static __always_inline void account_shared(__u64 key, struct mm_state *e)
     bpf_spin_lock(&st->lock);
     __u64 shared = e->shared;
     __u64 max = shared_max_pages;
-    if (st->walkers && shared > st->seen_pages) st->seen_pages = shared;  /* what a walk may have missed */
+    for (int i = 0; i < MRSS_WALK_SLOTS; i++) {  /* what a walk under way may have missed */
+        struct walk_slot *w = &st->walks[i];
+        if (!w->active) continue;
+        if (key == w->top_key) {
+            if (shared > w->top_pages) w->top_pages = shared;
+        } else if (shared > w->top_pages) {
+            w->others_pages = w->top_pages;
+            w->top_pages = shared;
+            w->top_key = key;
+        } else if (shared > w->others_pages) {
+            w->others_pages = shared;
+        }
+    }
     if (shared > max) {                      /* the new largest */
         if (st->owner != key && max > st->rest_pages) st->rest_pages = max;  /* the old one joins the rest */
         shared_max_pages = shared;
@@ -305,15 +325,20 @@ static long rescan_one(struct bpf_map *map, __u64 *key, struct mm_state *e, stru
     return 0;
 }
 
-static __always_inline __s64 tree_total(void)
+static __always_inline __s64 tree_total_with(__u64 shared)
 {
     if (exact_anon) {
         __s64 anon = anon_mapped_pages;
-        return (anon > 0 ? anon : 0) + (__s64)shared_max_pages;
+        return (anon > 0 ? anon : 0) + (__s64)shared;
     }
     __s64 over = exact_cow ? overcount_pages : 0;
     if (over < 0) over = 0;
-    return (__s64)contrib_pages - over + (__s64)shared_max_pages;
+    return (__s64)contrib_pages - over + (__s64)shared;
+}
+
+static __always_inline __s64 tree_total(void)
+{
+    return tree_total_with(*(volatile __u64 *)&shared_max_pages);
 }
 
 /* The tree's total now: a new peak is kept with its time. The shared maximum
@@ -321,31 +346,52 @@ static __always_inline __s64 tree_total(void)
 static __always_inline void evaluate(void)
 {
     if (!exact_cow && !exact_anon) raise_to(&upper_peak_pages, anon_sum_pages + shared_max_pages);
+    /* stale is read before and after the maximum: it is set before a bound
+     * is stored and cleared after an exact maximum is, so a bound is never
+     * taken for exact. */
+    __u32 stale = *(volatile __u32 *)&shared_stale;
     __s64 total = tree_total();
+    stale |= *(volatile __u32 *)&shared_stale;
     if (total <= (__s64)peak_pages) return;
-    if (shared_stale) {
+    if (stale) {
         __u32 zero = 0;
         struct shared_state *st = bpf_map_lookup_elem(&shared_lock, &zero);
         if (!st) return;
-        struct rescan_ctx ctx = {};
+        int slot = -1;
         bpf_spin_lock(&st->lock);
-        if (st->walkers == 0) st->seen_pages = 0;
-        st->walkers++;
+        for (int i = 0; i < MRSS_WALK_SLOTS; i++) {
+            if (st->walks[i].active) continue;
+            st->walks[i].active = 1;
+            st->walks[i].top_pages = 0;
+            st->walks[i].top_key = 0;
+            st->walks[i].others_pages = 0;
+            slot = i;
+            break;
+        }
         bpf_spin_unlock(&st->lock);
+        if (slot < 0) return;  /* as many walks as slots under way: one of them will tell */
+        struct rescan_ctx ctx = {};
         __sync_fetch_and_add(&shared_rescans, 1);
         bpf_for_each_map_elem(&mms, rescan_one, &ctx, 0);
         __u64 owner_key = ctx.owner;
         struct mm_state *owner = owner_key ? bpf_map_lookup_elem(&mms, &owner_key) : 0;
-        /* The walk read each count once, unlocked: every count published
-         * since it began is in seen_pages, and the largest's count now is
-         * read under the lock. If the largest it found is still ahead of all
-         * that, the maximum is exact again; if not (the lead changed while it
-         * walked), the largest of them is a bound, stale, for the next walk. */
+        __u64 max;
+        bool exact;
+        /* The walk read each count once, unlocked. Every count published
+         * since it began is in its slot, and the largest's count now is read
+         * under the lock (a removed mm's reads 0). If the largest it found is
+         * still ahead of the others, the maximum is exact again. If not (the
+         * lead changed while it walked), the largest of what it saw is a
+         * bound, stale, for the next walk, and the peak is taken with the
+         * largest's own count, which is no more than the truth. */
         bpf_spin_lock(&st->lock);
-        if (st->walkers) st->walkers--;
-        __u64 others = ctx.second > st->seen_pages ? ctx.second : st->seen_pages;
+        struct walk_slot *w = &st->walks[slot & (MRSS_WALK_SLOTS - 1)];
+        w->active = 0;
+        __u64 seen_others = w->top_key == owner_key ? w->others_pages : w->top_pages;
+        __u64 others = ctx.second > seen_others ? ctx.second : seen_others;
         __u64 own = owner ? owner->shared : 0;
-        if ((owner && own >= others) || (!owner_key && others == 0)) {
+        exact = (owner && own >= others) || (!owner_key && others == 0);
+        if (exact) {
             shared_max_pages = own;
             st->owner = owner_key;
             st->rest_pages = others;
@@ -357,8 +403,9 @@ static __always_inline void evaluate(void)
             st->owner = 0;
             st->rest_pages = bound;
         }
+        max = own;
         bpf_spin_unlock(&st->lock);
-        total = tree_total();
+        total = exact ? tree_total() : tree_total_with(max);
         if (total <= (__s64)peak_pages) return;
     }
     raise_to(&peak_pages, (__u64)total);
@@ -374,6 +421,7 @@ static __always_inline void remove_mm(__u64 key, struct mm_state *e)
     if (st) {
         bpf_spin_lock(&st->lock);
         if (st->owner == key) shared_stale = 1;  /* the maximum stays, high, until a walk */
+        e->shared = 0;  /* a walk that found it reads it gone */
         bpf_spin_unlock(&st->lock);
     }
     bpf_map_delete_elem(&mms, &key);
