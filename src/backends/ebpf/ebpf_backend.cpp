@@ -380,7 +380,8 @@ void EbpfBackend::record_totals() {
         recorded_peak_pages_ = t.peak_pages;
         recorder.tree_total_seen(run_ns(t.peak_ns), t.peak_pages * kPageBytes);
     }
-    recorder.tree_total_seen(recorder.now_ns(), t.total_pages * kPageBytes);
+    // A bound is no sample: the peak above is the kernel's, taken exact.
+    if (!t.total_is_bound) recorder.tree_total_seen(recorder.now_ns(), t.total_pages * kPageBytes);
 }
 
 // A process whose exit record never came (the ring buffer was full) must not

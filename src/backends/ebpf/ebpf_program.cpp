@@ -215,7 +215,7 @@ CowHooks BpfProgram::Impl::load_libbpf() {
     records_fd = bpf_map__fd(skel->maps.records);
     auto* bss = skel->bss;
     globals = mrss_globals{&bss->exact_cow,        &bss->exact_anon,       &bss->anon_mapped_pages,
-                           &bss->contrib_pages,    &bss->overcount_pages,  &bss->shared_max_pages,
+                           &bss->contrib_pages,    &bss->overcount_pages,  &bss->shared_max,
                            &bss->shared_rescans,
                            &bss->upper_peak_pages, &bss->peak_pages,       &bss->peak_ns,
                            &bss->lost_records,     &bss->untracked,        &bss->adopt_tgid};
@@ -306,10 +306,12 @@ KernelTotals BpfProgram::totals() const {
     const int64_t contrib = static_cast<int64_t>(read(g.contrib_pages));
     int64_t over = read(g.exact_cow) ? read(g.overcount_pages) : 0;
     if (over < 0) over = 0;
-    int64_t total = contrib - over + static_cast<int64_t>(read(g.shared_max_pages));
-    if (read(g.exact_anon))
-        total = std::max<int64_t>(read(g.anon_mapped_pages), 0) + static_cast<int64_t>(read(g.shared_max_pages));
+    const uint64_t shared_word = read(g.shared_max);
+    const auto shared = static_cast<int64_t>(shared_word & ~MRSS_SHARED_STALE);
+    int64_t total = contrib - over + shared;
+    if (read(g.exact_anon)) total = std::max<int64_t>(read(g.anon_mapped_pages), 0) + shared;
     t.total_pages = total > 0 ? static_cast<uint64_t>(total) : 0;
+    t.total_is_bound = (shared_word & MRSS_SHARED_STALE) != 0;
     t.peak_pages = read(g.peak_pages);
     t.peak_ns = read(g.peak_ns);
     t.upper_peak_pages = read(g.upper_peak_pages);

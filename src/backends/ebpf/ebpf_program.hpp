@@ -19,6 +19,9 @@ namespace max_rss::ebpf {
 // The tree's figures the kernel side keeps, in pages.
 struct KernelTotals {
     uint64_t total_pages = 0;   // the tree's total now
+    // Its shared part is a bound (the kernel side has not yet walked its
+    // table since the largest set shrank or left): total_pages may be high.
+    bool total_is_bound = false;
     uint64_t peak_pages = 0;    // its largest total so far
     uint64_t peak_ns = 0;       // when (CLOCK_MONOTONIC)
     // Without exact_cow: the peak with every mm's anon pages counted in full

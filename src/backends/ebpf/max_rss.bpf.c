@@ -59,7 +59,7 @@ struct mm_state {
     __u64 anon, file, shmem, swap;  /* pages, at the last change */
     __u64 contrib;                  /* pages counted in contrib_pages */
     __u64 anon_counted;             /* pages counted in anon_sum_pages */
-    __u64 shared;                   /* file + shmem, as counted toward shared_max_pages */
+    __u64 shared;                   /* file + shmem, as counted toward shared_max */
     __u64 peak;                     /* largest anon + file + shmem */
     __u64 inherited;                /* a fork child's anon pages at fork (all shared) */
     __u64 unshared;                 /* of those, how many it stopped sharing */
@@ -102,7 +102,7 @@ struct {
 /* Who has the shared maximum, and a bound on everyone else's: changed only
  * under the lock, so that the maximum is never lowered below the truth by
  * two CPUs (or two threads of one mm) updating at once. */
-#define MRSS_WALK_SLOTS 4
+#define MRSS_WALK_SLOTS 2
 /* A walk under way: the counts published while it runs, the largest with its
  * mm and the largest of every other mm (a walk reads each count once). */
 struct walk_slot {
@@ -114,7 +114,7 @@ struct walk_slot {
 };
 struct shared_state {
     struct bpf_spin_lock lock;
-    __u64 owner;       /* the mm whose count shared_max_pages is (0: not known) */
+    __u64 owner;       /* the mm whose count shared_max is (0: not known) */
     __u64 rest_pages;  /* at least every other tracked mm's count */
     struct walk_slot walks[MRSS_WALK_SLOTS];
 };
@@ -136,8 +136,10 @@ __u32 exact_anon = 0;
 __s64 anon_mapped_pages = 0; /* NR_ANON_MAPPED changes made by tracked tasks */
 __u64 contrib_pages = 0;     /* sum over tracked mms of their private part */
 __s64 overcount_pages = 0;   /* anon pages counted in more than one tracked mm */
-__u64 shared_max_pages = 0;  /* max over tracked mms of file + shmem (stale: may be high) */
-__u32 shared_stale = 0;      /* shared_max_pages may be high: rescan before using it for a peak */
+/* The max over tracked mms of file + shmem pages, never below the truth;
+ * with MRSS_SHARED_STALE, a bound (it may be high): a walk of the table comes
+ * before it is used for a peak. Written under shared_lock. */
+__u64 shared_max = 0;
 __u64 shared_rescans = 0;    /* walks of the mms table for it (a few per run) */
 __u64 anon_sum_pages = 0;    /* sum of every tracked mm's anon pages (shared ones in each) */
 __u64 upper_peak_pages = 0;  /* largest anon_sum_pages + shared maximum: an upper bound */
@@ -254,7 +256,7 @@ static __always_inline __u64 own_private_anon(const struct mm_state *e)
  * cost a walk of 16384 buckets, ~230 us here. The rest bound, at least every
  * other mm's count, now tells when the largest is still the largest; a walk
  * is left for when it may not be. Under the lock, with e's count read there
- * (the latest of two threads' updates), shared_max_pages is never below the
+ * (the latest of two threads' updates), shared_max is never below the
  * true maximum: the largest going down sets it to the larger of its count
  * and the rest bound. */
 static __always_inline void account_shared(__u64 key, struct mm_state *e)
@@ -264,7 +266,7 @@ static __always_inline void account_shared(__u64 key, struct mm_state *e)
     if (!st) return;
     bpf_spin_lock(&st->lock);
     __u64 shared = e->shared;
-    __u64 max = shared_max_pages;
+    __u64 max = shared_max & ~MRSS_SHARED_STALE;
     for (int i = 0; i < MRSS_WALK_SLOTS; i++) {  /* what a walk under way may have missed */
         struct walk_slot *w = &st->walks[i];
         if (!w->active) continue;
@@ -278,17 +280,16 @@ static __always_inline void account_shared(__u64 key, struct mm_state *e)
             w->others_pages = shared;
         }
     }
-    if (shared > max) {                      /* the new largest */
+    if (shared > max) {                      /* the new largest: above a bound of all, exact */
         if (st->owner != key && max > st->rest_pages) st->rest_pages = max;  /* the old one joins the rest */
-        shared_max_pages = shared;
+        shared_max = shared;
         st->owner = key;
     } else if (st->owner != key) {
         if (shared > st->rest_pages) st->rest_pages = shared;
     } else if (shared >= st->rest_pages) {   /* still the largest: exact */
-        shared_max_pages = shared;
+        shared_max = shared;
     } else {                                 /* perhaps not: the bound, until a walk says */
-        shared_stale = 1;                    /* first: whoever reads the bound sees it stale */
-        shared_max_pages = st->rest_pages;
+        shared_max = st->rest_pages | MRSS_SHARED_STALE;
     }
     bpf_spin_unlock(&st->lock);
 }
@@ -338,74 +339,78 @@ static __always_inline __s64 tree_total_with(__u64 shared)
 
 static __always_inline __s64 tree_total(void)
 {
-    return tree_total_with(*(volatile __u64 *)&shared_max_pages);
+    return tree_total_with(*(volatile __u64 *)&shared_max & ~MRSS_SHARED_STALE);
 }
 
 /* The tree's total now: a new peak is kept with its time. The shared maximum
  * is recomputed only when it may be stale and would make a new peak. */
+/* Walks the mms table for the shared maximum (see evaluate()). Returns the
+ * largest's count now, exact or no more than the truth, for that moment's
+ * peak; MRSS_SHARED_STALE when no walk could be made. Global (not static):
+ * the verifier checks it once, not in every program that may walk. */
+__attribute__((noinline)) __u64 walk_shared(void)
+{
+    __u32 zero = 0;
+    struct shared_state *st = bpf_map_lookup_elem(&shared_lock, &zero);
+    if (!st) return MRSS_SHARED_STALE;
+    int slot = -1;
+    bpf_spin_lock(&st->lock);
+    for (int i = 0; i < MRSS_WALK_SLOTS; i++) {
+        if (st->walks[i].active) continue;
+        st->walks[i].active = 1;
+        st->walks[i].top_pages = 0;
+        st->walks[i].top_key = 0;
+        st->walks[i].others_pages = 0;
+        slot = i;
+        break;
+    }
+    bpf_spin_unlock(&st->lock);
+    if (slot < 0) return MRSS_SHARED_STALE;  /* as many walks as slots under way: one of them will tell */
+    struct rescan_ctx ctx = {};
+    __sync_fetch_and_add(&shared_rescans, 1);
+    bpf_for_each_map_elem(&mms, rescan_one, &ctx, 0);
+    __u64 owner_key = ctx.owner;
+    struct mm_state *owner = owner_key ? bpf_map_lookup_elem(&mms, &owner_key) : 0;
+    bool exact;
+    /* The walk read each count once, unlocked. Every count published
+     * since it began is in its slot, and the largest's count now is read
+     * under the lock (a removed mm's reads 0). If the largest it found is
+     * still ahead of the others, the maximum is exact again. If not (the
+     * lead changed while it walked), the largest of what it saw is a
+     * bound, stale, for the next walk, and the peak is taken with the
+     * largest's own count, which is no more than the truth. */
+    bpf_spin_lock(&st->lock);
+    struct walk_slot *w = &st->walks[slot & (MRSS_WALK_SLOTS - 1)];
+    w->active = 0;
+    __u64 seen_others = w->top_key == owner_key ? w->others_pages : w->top_pages;
+    __u64 others = ctx.second > seen_others ? ctx.second : seen_others;
+    __u64 own = owner ? owner->shared : 0;
+    exact = (owner && own >= others) || (!owner_key && others == 0);
+    if (exact) {
+        shared_max = own;
+        st->owner = owner_key;
+        st->rest_pages = others;
+    } else {
+        __u64 bound = own > others ? own : others;
+        shared_max = bound | MRSS_SHARED_STALE;
+        st->owner = 0;
+        st->rest_pages = bound;
+    }
+    bpf_spin_unlock(&st->lock);
+    return own;
+}
+
 static __always_inline void evaluate(void)
 {
-    if (!exact_cow && !exact_anon) raise_to(&upper_peak_pages, anon_sum_pages + shared_max_pages);
-    /* stale is read before and after the maximum: it is set before a bound
-     * is stored and cleared after an exact maximum is, so a bound is never
-     * taken for exact. */
-    __u32 stale = *(volatile __u32 *)&shared_stale;
-    __s64 total = tree_total();
-    stale |= *(volatile __u32 *)&shared_stale;
+    __u64 word = *(volatile __u64 *)&shared_max;  /* the maximum and whether it is a bound, at once */
+    __u64 shared = word & ~MRSS_SHARED_STALE;
+    if (!exact_cow && !exact_anon) raise_to(&upper_peak_pages, anon_sum_pages + shared);
+    __s64 total = tree_total_with(shared);
     if (total <= (__s64)peak_pages) return;
-    if (stale) {
-        __u32 zero = 0;
-        struct shared_state *st = bpf_map_lookup_elem(&shared_lock, &zero);
-        if (!st) return;
-        int slot = -1;
-        bpf_spin_lock(&st->lock);
-        for (int i = 0; i < MRSS_WALK_SLOTS; i++) {
-            if (st->walks[i].active) continue;
-            st->walks[i].active = 1;
-            st->walks[i].top_pages = 0;
-            st->walks[i].top_key = 0;
-            st->walks[i].others_pages = 0;
-            slot = i;
-            break;
-        }
-        bpf_spin_unlock(&st->lock);
-        if (slot < 0) return;  /* as many walks as slots under way: one of them will tell */
-        struct rescan_ctx ctx = {};
-        __sync_fetch_and_add(&shared_rescans, 1);
-        bpf_for_each_map_elem(&mms, rescan_one, &ctx, 0);
-        __u64 owner_key = ctx.owner;
-        struct mm_state *owner = owner_key ? bpf_map_lookup_elem(&mms, &owner_key) : 0;
-        __u64 max;
-        bool exact;
-        /* The walk read each count once, unlocked. Every count published
-         * since it began is in its slot, and the largest's count now is read
-         * under the lock (a removed mm's reads 0). If the largest it found is
-         * still ahead of the others, the maximum is exact again. If not (the
-         * lead changed while it walked), the largest of what it saw is a
-         * bound, stale, for the next walk, and the peak is taken with the
-         * largest's own count, which is no more than the truth. */
-        bpf_spin_lock(&st->lock);
-        struct walk_slot *w = &st->walks[slot & (MRSS_WALK_SLOTS - 1)];
-        w->active = 0;
-        __u64 seen_others = w->top_key == owner_key ? w->others_pages : w->top_pages;
-        __u64 others = ctx.second > seen_others ? ctx.second : seen_others;
-        __u64 own = owner ? owner->shared : 0;
-        exact = (owner && own >= others) || (!owner_key && others == 0);
-        if (exact) {
-            shared_max_pages = own;
-            st->owner = owner_key;
-            st->rest_pages = others;
-            shared_stale = 0;  /* last: a reader that sees it cleared reads the new maximum */
-        } else {
-            __u64 bound = own > others ? own : others;
-            shared_stale = 1;
-            shared_max_pages = bound;
-            st->owner = 0;
-            st->rest_pages = bound;
-        }
-        max = own;
-        bpf_spin_unlock(&st->lock);
-        total = exact ? tree_total() : tree_total_with(max);
+    if (word & MRSS_SHARED_STALE) {
+        __u64 own = walk_shared();
+        if (own & MRSS_SHARED_STALE) return;
+        total = tree_total_with(own);  /* exact, or no more than the truth */
         if (total <= (__s64)peak_pages) return;
     }
     raise_to(&peak_pages, (__u64)total);
@@ -420,7 +425,7 @@ static __always_inline void remove_mm(__u64 key, struct mm_state *e)
     struct shared_state *st = bpf_map_lookup_elem(&shared_lock, &zero);
     if (st) {
         bpf_spin_lock(&st->lock);
-        if (st->owner == key) shared_stale = 1;  /* the maximum stays, high, until a walk */
+        if (st->owner == key) shared_max |= MRSS_SHARED_STALE;  /* it stays, high, until a walk */
         e->shared = 0;  /* a walk that found it reads it gone */
         bpf_spin_unlock(&st->lock);
     }
