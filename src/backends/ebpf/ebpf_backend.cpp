@@ -29,6 +29,7 @@
 #include <max_rss/procfs/procfs.hpp>
 #include <max_rss/util/log.hpp>
 
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,6 +74,22 @@ max_rss::Program program_of(const mrss_exec_record& r) {
         if (!resolved.empty()) p.exe = resolved;
     }
     return p;
+}
+
+// Ends the root while the early tracer still has it, and reaps it. SIGKILL
+// alone does not end one held at its exit stop (PTRACE_EVENT_EXIT): it is
+// exiting already, the kernel drops the signal, and it would stay stopped
+// for ever; resumed, it finishes its exit.
+void end_traced_root(pid_t pid) {
+    ::kill(pid, SIGKILL);
+    ::ptrace(PTRACE_CONT, pid, nullptr, nullptr);  // ESRCH when it is in no stop: nothing to resume
+    for (;;) {
+        int status = 0;
+        const pid_t r = ::waitpid(pid, &status, __WALL);
+        if (r < 0 && errno == EINTR) continue;
+        if (r != pid || WIFEXITED(status) || WIFSIGNALED(status)) return;
+        ::ptrace(PTRACE_CONT, pid, nullptr, nullptr);  // another stop on its way out
+    }
 }
 
 // Root loads after the program has started (see early_tracer.hpp), unless
@@ -227,18 +244,14 @@ void EbpfBackend::launch_while_loading() {
         }
         if (outcome == EarlyTracer::Outcome::Stopped && loader.failed()) {
             // The kernel refused what it was given after the program had started: it is
-            // stopped at a held call, and ends here (a refusal for want of root or BTF
+            // stopped at a held call or at its exit, and ends here (a refusal for want of root or BTF
             // comes before anything runs).
-            ::kill(root_pid_, SIGKILL);
-            ::waitpid(root_pid_, nullptr, __WALL);
+            end_traced_root(root_pid_);
             outcome = EarlyTracer::Outcome::Ended;  // reaped: not to be killed again
         }
         program_ = loader.take();
     } catch (...) {
-        if (outcome != EarlyTracer::Outcome::Ended) {  // not yet reaped: its pid is still its own
-            ::kill(root_pid_, SIGKILL);
-            ::waitpid(root_pid_, nullptr, __WALL);
-        }
+        if (outcome != EarlyTracer::Outcome::Ended) end_traced_root(root_pid_);  // not yet reaped
         throw;
     }
     program_->on_record([this](const mrss_record& r, size_t bytes) { handle(r, bytes); });
@@ -253,8 +266,7 @@ void EbpfBackend::adopt_root(EarlyTracer& early, int64_t launched_ns) {
     try {
         program_->adopt(root_pid_);
     } catch (...) {
-        ::kill(root_pid_, SIGKILL);
-        ::waitpid(root_pid_, nullptr, __WALL);
+        end_traced_root(root_pid_);
         root_reaped_ = true;
         throw;
     }
