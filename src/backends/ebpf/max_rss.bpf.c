@@ -99,9 +99,6 @@ struct {
     __uint(max_entries, 8 << 20);
 } records SEC(".maps");
 
-/* Who has the shared maximum, and a bound on everyone else's: changed only
- * under the lock, so that the maximum is never lowered below the truth by
- * two CPUs (or two threads of one mm) updating at once. */
 #define MRSS_WALK_SLOTS 2
 /* A walk under way: the counts published while it runs, the largest with its
  * mm and the largest of every other mm (a walk reads each count once). */
@@ -112,6 +109,9 @@ struct walk_slot {
     __u32 active;
     __u32 pad;
 };
+/* Who has the shared maximum, and a bound on everyone else's: changed only
+ * under the lock, so that the maximum is never lowered below the truth by
+ * two CPUs (or two threads of one mm) updating at once. */
 struct shared_state {
     struct bpf_spin_lock lock;
     __u64 owner;       /* the mm whose count shared_max is (0: not known) */
@@ -326,7 +326,8 @@ static long rescan_one(struct bpf_map *map, __u64 *key, struct mm_state *e, stru
     return 0;
 }
 
-static __always_inline __s64 tree_total_with(__u64 shared)
+/* The tree's total with this shared maximum. */
+static __always_inline __s64 tree_total(__u64 shared)
 {
     if (exact_anon) {
         __s64 anon = anon_mapped_pages;
@@ -337,13 +338,6 @@ static __always_inline __s64 tree_total_with(__u64 shared)
     return (__s64)contrib_pages - over + (__s64)shared;
 }
 
-static __always_inline __s64 tree_total(void)
-{
-    return tree_total_with(*(volatile __u64 *)&shared_max & ~MRSS_SHARED_STALE);
-}
-
-/* The tree's total now: a new peak is kept with its time. The shared maximum
- * is recomputed only when it may be stale and would make a new peak. */
 /* Walks the mms table for the shared maximum (see evaluate()). Returns the
  * largest's count now, exact or no more than the truth, for that moment's
  * peak; MRSS_SHARED_STALE when no walk could be made. Global (not static):
@@ -400,17 +394,19 @@ __attribute__((noinline)) __u64 walk_shared(void)
     return own;
 }
 
+/* The tree's total now: a new peak is kept with its time. The shared maximum
+ * is recomputed only when it may be stale and would make a new peak. */
 static __always_inline void evaluate(void)
 {
     __u64 word = *(volatile __u64 *)&shared_max;  /* the maximum and whether it is a bound, at once */
     __u64 shared = word & ~MRSS_SHARED_STALE;
     if (!exact_cow && !exact_anon) raise_to(&upper_peak_pages, anon_sum_pages + shared);
-    __s64 total = tree_total_with(shared);
+    __s64 total = tree_total(shared);
     if (total <= (__s64)peak_pages) return;
     if (word & MRSS_SHARED_STALE) {
         __u64 own = walk_shared();
         if (own & MRSS_SHARED_STALE) return;
-        total = tree_total_with(own);  /* exact, or no more than the truth */
+        total = tree_total(own);  /* exact, or no more than the truth */
         if (total <= (__s64)peak_pages) return;
     }
     raise_to(&peak_pages, (__u64)total);
