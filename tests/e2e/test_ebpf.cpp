@@ -100,6 +100,24 @@ TEST_CASE("ebpf: one process's peak, freed or not before exit, and its exit stat
     CHECK(r.warnings.empty());
 }
 
+TEST_CASE("ebpf: the peak is on the timeline, at a time inside the run, in time order", "[ebpf]") {
+    if (skipped()) return;
+    // The kernel side stamps a new peak with the clock once per scheduler
+    // tick (a grower makes one at every page fault); the point must still
+    // carry the peak, at a time after the program started and before the
+    // run ended, and never before a point already on the timeline.
+    auto r = run_ebpf({fixture("touch_free_touch"), "200", "10"});
+    check_mib_near(r.peak.tree_bytes, 200);
+    const auto& points = r.timeline.points;
+    REQUIRE(!points.empty());
+    for (size_t i = 1; i < points.size(); i++) CHECK(points[i - 1].t_ns <= points[i].t_ns);
+    const auto top = std::max_element(points.begin(), points.end(),
+                                      [](const auto& a, const auto& b) { return a.total_bytes < b.total_bytes; });
+    CHECK(top->total_bytes == r.peak.tree_bytes);
+    CHECK(top->t_ns > 0);
+    CHECK(static_cast<double>(top->t_ns) <= r.wall_seconds * 1e9);
+}
+
 TEST_CASE("ebpf: threads are counted, not listed, and their memory is summed", "[ebpf]") {
     if (skipped()) return;
     auto r = run_ebpf({fixture("threads_touch"), "4", "50"});

@@ -133,6 +133,7 @@ private:
     pid_t root_pid_ = 0;
     bool root_reaped_ = false;
     uint64_t recorded_peak_pages_ = 0;
+    int64_t last_point_ns_ = 0;  // the timeline's last point, which a peak's (coarse) time never goes before
 };
 
 void EbpfBackend::run(RunContext& context) {
@@ -390,10 +391,14 @@ void EbpfBackend::record_totals() {
     Recorder& recorder = context_->recorder;
     if (t.peak_pages > recorded_peak_pages_) {
         recorded_peak_pages_ = t.peak_pages;
-        recorder.tree_total_seen(run_ns(t.peak_ns), t.peak_pages * kPageBytes);
+        last_point_ns_ = std::max(last_point_ns_, run_ns(t.peak_ns));
+        recorder.tree_total_seen(last_point_ns_, t.peak_pages * kPageBytes);
     }
     // A bound is no sample: the peak above is the kernel's, taken exact.
-    if (!t.total_is_bound) recorder.tree_total_seen(recorder.now_ns(), t.total_pages * kPageBytes);
+    if (!t.total_is_bound) {
+        last_point_ns_ = std::max(last_point_ns_, recorder.now_ns());
+        recorder.tree_total_seen(last_point_ns_, t.total_pages * kPageBytes);
+    }
 }
 
 // A process whose exit record never came (the ring buffer was full) must not
