@@ -23,7 +23,7 @@ struct KernelTotals {
     // table since the largest set shrank or left): total_pages may be high.
     bool total_is_bound = false;
     uint64_t peak_pages = 0;    // its largest total so far
-    uint64_t peak_ns = 0;       // when (CLOCK_MONOTONIC, to the scheduler tick: up to ~4 ms early)
+    uint64_t peak_ns = 0;       // when (CLOCK_MONOTONIC, to the scheduler tick: up to one tick early)
     // Without exact_cow: the peak with every mm's anon pages counted in full
     // (copy-on-write pages once per mm sharing them): an upper bound.
     uint64_t upper_peak_pages = 0;

@@ -146,20 +146,24 @@ __u64 shared_rescans = 0;    /* walks of the mms table for it (a few per run) */
 __u64 anon_sum_pages = 0;    /* sum of every tracked mm's anon pages (shared ones in each) */
 __u64 upper_peak_pages = 0;  /* largest anon_sum_pages + shared maximum: an upper bound */
 __u64 peak_pages = 0;        /* the tree's largest total */
-/* When (CLOCK_MONOTONIC), to one scheduler tick (4 ms at HZ=250): a program
- * that grows makes a new peak at every page fault, and reading the clock
- * at each cost ~50 ns of the ~2 us fault here. The clock is read at the
- * first new peak of each tick (jiffies is a plain load); a later one in
- * that tick keeps that time. The timeline's points are ms apart. */
+/* When (CLOCK_MONOTONIC), to one scheduler tick (4 ms at HZ=250, 1-10 ms
+ * by the kernel's HZ): a program that grows makes a new peak at every page
+ * fault, and reading the clock at each cost ~50 ns of the ~2 us fault
+ * here. The clock is read at the first new peak of each tick (jiffies is a
+ * plain load); a later one in that tick keeps that time. */
 __u64 peak_ns = 0;
 __u64 peak_jiffies = 0;
 
+/* Called before the peak is raised, and peak_ns is stored before
+ * peak_jiffies (the exchange orders them): a CPU that finds this tick
+ * stamped, and then raises the peak, raises it after the stamp is there, so
+ * a peak is never read with the time of one in an earlier tick. */
 static __always_inline void stamp_peak(void)
 {
     __u64 now = bpf_jiffies64();
     if (now == *(volatile __u64 *)&peak_jiffies) return;
-    peak_jiffies = now;
-    peak_ns = bpf_ktime_get_ns();
+    *(volatile __u64 *)&peak_ns = bpf_ktime_get_ns();
+    __sync_lock_test_and_set(&peak_jiffies, now);
 }
 __u64 lost_records = 0;
 __u64 untracked = 0;         /* processes and address spaces a full table could not take */
@@ -457,8 +461,8 @@ static __always_inline void evaluate(void)
         total = tree_total(own);  /* exact, or no more than the truth */
         if (total <= (__s64)peak_pages) return;
     }
-    raise_to(&peak_pages, (__u64)total);
     stamp_peak();
+    raise_to(&peak_pages, (__u64)total);
 }
 
 static __always_inline void remove_mm(__u64 key, struct mm_state *e)
@@ -756,8 +760,8 @@ int adopt(struct bpf_iter__task *ctx)
     raise_to(&e->peak, BPF_CORE_READ(mm, hiwater_rss));
     evaluate();
     if (e->peak > peak_pages) {
-        raise_to(&peak_pages, e->peak);
         stamp_peak();
+        raise_to(&peak_pages, e->peak);
     }
     raise_to(&upper_peak_pages, e->peak);
     adopt_tgid = 0;
@@ -784,9 +788,11 @@ SEC("tp_btf/mod_memcg_lruvec_state")
 int BPF_PROG(on_anon_mapped, struct mem_cgroup *memcg, int item, int val)
 {
     if (item != bpf_core_enum_value(enum node_stat_item, NR_ANON_MAPPED)) return 0;
-    /* Whose pages: the faulting or unmapping task's own mm. Only the tree's
-     * tasks run in a tracked mm (each mm's users are tracked at fork), so
-     * that lookup alone says "the tree's" on a page fault's path. */
+    /* Whose pages: the faulting or unmapping task's own mm. A task that
+     * runs in a tracked mm is the tree's (each mm's users are tracked at
+     * fork), or a kernel thread working in the tree's address space
+     * (kthread_use_mm): its pages are the tree's too. So that lookup alone
+     * decides on a page fault's path. */
     struct task_struct *task = bpf_get_current_task_btf();
     __u64 key = (__u64)task->mm;
     struct mm_state *e = key ? bpf_map_lookup_elem(&mms, &key) : 0;
