@@ -254,6 +254,7 @@ std::unique_ptr<BpfProgram> BpfProgram::load() {
     Impl& in = *program->impl_;
     program->exact_cow_ = hooks != CowHooks::None;
     *in.globals.exact_cow = hooks == CowHooks::Rmap ? 1 : 0;
+    // The light object's code takes these two as constants (MRSS_EXACT_ANON).
     *in.globals.exact_anon = hooks == CowHooks::Anon ? 1 : 0;
     in.ring = ring_buffer__new(in.records_fd, &BpfProgram::dispatch, program.get(), nullptr);
     if (!in.ring) unavailable(std::string("ring buffer: ") + std::strerror(errno));
