@@ -253,8 +253,9 @@ std::unique_ptr<BpfProgram> BpfProgram::load() {
     auto program = std::unique_ptr<BpfProgram>(new BpfProgram(std::move(impl)));
     Impl& in = *program->impl_;
     program->exact_cow_ = hooks != CowHooks::None;
+    // The light object always has CowHooks::Anon, and its BPF code takes
+    // these values as constants (MRSS_EXACT_ANON, MRSS_EXACT_COW); totals() reads them.
     *in.globals.exact_cow = hooks == CowHooks::Rmap ? 1 : 0;
-    // The light object's code takes these two as constants (MRSS_EXACT_ANON).
     *in.globals.exact_anon = hooks == CowHooks::Anon ? 1 : 0;
     in.ring = ring_buffer__new(in.records_fd, &BpfProgram::dispatch, program.get(), nullptr);
     if (!in.ring) unavailable(std::string("ring buffer: ") + std::strerror(errno));

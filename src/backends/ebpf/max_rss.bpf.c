@@ -137,8 +137,9 @@ __u32 exact_cow = 0;         /* set by max_rss once the rmap and teardown hooks 
 __u32 exact_anon = 0;
 /* The mode as the code reads it. The light object always counts
  * NR_ANON_MAPPED and has no rmap hooks (BpfProgram::load sets the two
- * variables so): as constants there, the verifier leaves out the other
- * modes' paths, ~1,800 instructions fewer to check at every run. */
+ * variables so, and its totals() reads them): as constants there, the
+ * verifier leaves out the other modes' paths, ~1,400 instructions fewer to
+ * check at every run. */
 #ifdef MRSS_LIGHT
 #define MRSS_EXACT_ANON 1
 #define MRSS_EXACT_COW 0
@@ -265,9 +266,10 @@ static __always_inline __u64 sum_counter(__s64 count, __u64 counters)
 
 /* sum_counter() as a global function, which the verifier checks once per
  * program, not at each of its call sites (register_mm() reads four
- * counters): ~3,000 instructions fewer to check at every run. Not for
- * read_trusted_counter(), on every page fault's path: its counters pointer
- * is a pointer to the verifier, and a call costs a few ns. */
+ * counters): ~3,500 instructions fewer to check at every run. Not for
+ * read_trusted_counter(), on every page fault's path: the verifier types
+ * the counters it loads from a trusted mm as a pointer, which a global
+ * function's scalar argument refuses (and a call would cost a few ns). */
 __attribute__((noinline)) __u64 sum_counter_checked_once(__s64 count, __u64 counters)
 {
     return sum_counter(count, counters);
@@ -432,7 +434,11 @@ __attribute__((noinline)) __u64 walk_shared(void)
         break;
     }
     bpf_spin_unlock(&st->lock);
-    if (slot < 0) return MRSS_SHARED_STALE;  /* as many walks as slots under way: one of them will tell */
+    /* As many walks as slots under way: they report the total as it is
+     * when they end, not this moment's; the next evaluate() (at the
+     * latest, an exec entry's or an exit's, before the pages go) looks
+     * again. */
+    if (slot < 0) return MRSS_SHARED_STALE;
     struct rescan_ctx ctx = {};
     __sync_fetch_and_add(&shared_rescans, 1);
     bpf_for_each_map_elem(&mms, rescan_one, &ctx, 0);
@@ -487,20 +493,6 @@ __attribute__((noinline)) int evaluate(void)
     stamp_peak();
     raise_to(&peak_pages, (__u64)total);
     return 0;
-}
-
-/* The tree's total right before an image's pages go (exec, exit). Every
- * rise of the total is evaluated where it happens, but for one: with the
- * rmap hooks (exact_cow), a copy-on-write break lowers the overcount when
- * its old page is unmapped, after the new page was counted. The light
- * object has no rmap hooks and leaves this out: the verifier then checks
- * evaluate() and its walk (~1,000 instructions) in two programs fewer,
- * ~2 ms of every run. */
-static __always_inline void evaluate_before_unmap(void)
-{
-#ifndef MRSS_LIGHT
-    if (MRSS_EXACT_COW) evaluate();
-#endif
 }
 
 static __always_inline void remove_mm(__u64 key, struct mm_state *e)
@@ -656,7 +648,7 @@ int BPF_PROG(on_prepare_exec, struct task_struct *task, struct linux_binprm *bpr
     struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
     if (!st || !st->mm) return 0;
     struct mm_state *e = bpf_map_lookup_elem(&mms, &st->mm);
-    evaluate_before_unmap();
+    evaluate();
     struct mrss_record *r = reserve_record();
     if (!r) return 0;
     r->kind = MRSS_REC_EXEC_ENTRY;
@@ -729,7 +721,7 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
     if (!group_dead) return 0;
     struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
     if (!st) return 0;
-    evaluate_before_unmap();
+    evaluate();
     __u64 key = st->mm;
     struct mm_state *e = key ? bpf_map_lookup_elem(&mms, &key) : 0;
     struct mrss_record *r = reserve_record();
