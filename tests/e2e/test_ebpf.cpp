@@ -49,10 +49,11 @@ bool skipped() {
     return true;
 }
 
-RunResult run_ebpf(std::vector<std::string> argv) {
+RunResult run_ebpf(std::vector<std::string> argv, int64_t sample_interval_ns = MeasureOptions{}.sample_interval_ns) {
     MeasureOptions options;
     options.argv = std::move(argv);
     options.backend = BackendKind::Ebpf;
+    options.sample_interval_ns = sample_interval_ns;
     return measure(options);
 }
 
@@ -105,17 +106,22 @@ TEST_CASE("ebpf: the peak is on the timeline, at a time inside the run, in time 
     // The kernel side stamps a new peak with the clock once per scheduler
     // tick (a grower makes one at every page fault); the point must still
     // carry the peak, at a time after the program started and before the
-    // run ended, and never before a point already on the timeline.
-    auto r = run_ebpf({fixture("touch_free_touch"), "200", "10"});
-    check_mib_near(r.peak.tree_bytes, 200);
-    const auto& points = r.timeline.points;
-    REQUIRE(!points.empty());
-    for (size_t i = 1; i < points.size(); i++) CHECK(points[i - 1].t_ns <= points[i].t_ns);
-    const auto top = std::max_element(points.begin(), points.end(),
-                                      [](const auto& a, const auto& b) { return a.total_bytes < b.total_bytes; });
-    CHECK(top->total_bytes == r.peak.tree_bytes);
-    CHECK(top->t_ns > 0);
-    CHECK(static_cast<double>(top->t_ns) <= r.wall_seconds * 1e9);
+    // run ended, and never before a point already on the timeline. Without
+    // samples (interval 0) no earlier point can lend the peak its time: a
+    // peak whose time was never taken would sit at 0.
+    for (const int64_t interval_ns : {MeasureOptions{}.sample_interval_ns, int64_t{0}}) {
+        CAPTURE(interval_ns);
+        auto r = run_ebpf({fixture("touch_free_touch"), "200", "10"}, interval_ns);
+        check_mib_near(r.peak.tree_bytes, 200);
+        const auto& points = r.timeline.points;
+        REQUIRE(!points.empty());
+        for (size_t i = 1; i < points.size(); i++) CHECK(points[i - 1].t_ns <= points[i].t_ns);
+        const auto top = std::max_element(points.begin(), points.end(),
+                                          [](const auto& a, const auto& b) { return a.total_bytes < b.total_bytes; });
+        CHECK(top->total_bytes == r.peak.tree_bytes);
+        CHECK(top->t_ns > 0);
+        CHECK(static_cast<double>(top->t_ns) <= r.wall_seconds * 1e9);
+    }
 }
 
 TEST_CASE("ebpf: threads are counted, not listed, and their memory is summed", "[ebpf]") {

@@ -389,16 +389,16 @@ void EbpfBackend::on_exit_record(const mrss_record& r) {
 void EbpfBackend::record_totals() {
     const KernelTotals t = program_->totals();
     Recorder& recorder = context_->recorder;
+    auto add_point = [&](int64_t at_ns, uint64_t pages) {
+        last_point_ns_ = std::max(last_point_ns_, at_ns);
+        recorder.tree_total_seen(last_point_ns_, pages * kPageBytes);
+    };
     if (t.peak_pages > recorded_peak_pages_) {
         recorded_peak_pages_ = t.peak_pages;
-        last_point_ns_ = std::max(last_point_ns_, run_ns(t.peak_ns));
-        recorder.tree_total_seen(last_point_ns_, t.peak_pages * kPageBytes);
+        add_point(run_ns(t.peak_ns), t.peak_pages);
     }
     // A bound is no sample: the peak above is the kernel's, taken exact.
-    if (!t.total_is_bound) {
-        last_point_ns_ = std::max(last_point_ns_, recorder.now_ns());
-        recorder.tree_total_seen(last_point_ns_, t.total_pages * kPageBytes);
-    }
+    if (!t.total_is_bound) add_point(recorder.now_ns(), t.total_pages);
 }
 
 // A process whose exit record never came (the ring buffer was full) must not
