@@ -152,8 +152,8 @@ void EbpfBackend::run(RunContext& context) {
         throw;
     }
     const KernelTotals totals = program_->totals();
-    log::debug("ebpf: tree total at the end {} pages, anonymous pages still counted {}, shared-maximum rescans {}",
-               totals.total_pages, totals.anon_pages, totals.shared_rescans);
+    log::debug("ebpf: tree total at the end {} pages, anonymous pages still counted {}", totals.total_pages,
+               totals.anon_pages);
     if (totals.lost_records > 0) recorder.warn(Warning{Warning::Kind::EventsLost, 0, totals.lost_records, 0, 0, {}});
     if (totals.untracked > 0) {
         recorder.warn(Warning{Warning::Kind::Untracked, 0, totals.untracked, MRSS_TABLE_ENTRIES, 0, {}});
@@ -397,8 +397,7 @@ void EbpfBackend::record_totals() {
         recorded_peak_pages_ = t.peak_pages;
         add_point(run_ns(t.peak_ns), t.peak_pages);
     }
-    // A bound is no sample: the peak above is the kernel's, taken exact.
-    if (!t.total_is_bound) add_point(recorder.now_ns(), t.total_pages);
+    add_point(recorder.now_ns(), t.total_pages);
 }
 
 // A process whose exit record never came (the ring buffer was full) must not

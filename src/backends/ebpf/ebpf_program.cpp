@@ -216,7 +216,6 @@ CowHooks BpfProgram::Impl::load_libbpf() {
     auto* bss = skel->bss;
     globals = mrss_globals{&bss->exact_cow,        &bss->exact_anon,       &bss->anon_mapped_pages,
                            &bss->contrib_pages,    &bss->overcount_pages,  &bss->shared_max,
-                           &bss->shared_rescans,
                            &bss->upper_peak_pages, &bss->peak_pages,       &bss->peak_ns,
                            &bss->lost_records,     &bss->untracked,        &bss->adopt_tgid};
     return hooks;
@@ -308,19 +307,16 @@ KernelTotals BpfProgram::totals() const {
     const int64_t contrib = static_cast<int64_t>(read(g.contrib_pages));
     int64_t over = read(g.exact_cow) ? read(g.overcount_pages) : 0;
     if (over < 0) over = 0;
-    const uint64_t shared_word = read(g.shared_max);
-    const auto shared = static_cast<int64_t>(shared_word & ~MRSS_SHARED_STALE);
+    const auto shared = static_cast<int64_t>(read(g.shared_max));
     int64_t total = contrib - over + shared;
     if (read(g.exact_anon)) total = std::max<int64_t>(read(g.anon_mapped_pages), 0) + shared;
     t.total_pages = total > 0 ? static_cast<uint64_t>(total) : 0;
-    t.total_is_bound = (shared_word & MRSS_SHARED_STALE) != 0;
     t.peak_pages = read(g.peak_pages);
     t.peak_ns = read(g.peak_ns);
     t.upper_peak_pages = read(g.upper_peak_pages);
     t.lost_records = read(g.lost_records);
     t.untracked = read(g.untracked);
     t.anon_pages = read(g.anon_mapped_pages);
-    t.shared_rescans = read(g.shared_rescans);
     return t;
 }
 

@@ -19,9 +19,6 @@ namespace max_rss::ebpf {
 // The tree's figures the kernel side keeps, in pages.
 struct KernelTotals {
     uint64_t total_pages = 0;   // the tree's total now
-    // Its shared part is a bound (the kernel side has not yet walked its
-    // table since the largest set shrank or left): total_pages may be high.
-    bool total_is_bound = false;
     uint64_t peak_pages = 0;    // its largest total so far
     uint64_t peak_ns = 0;       // when (CLOCK_MONOTONIC, to the scheduler tick: up to one tick early)
     // Without exact_cow: the peak with every mm's anon pages counted in full
@@ -32,9 +29,6 @@ struct KernelTotals {
     // With the exact anonymous count: the tree's anonymous pages it still
     // counts (0 once every process is gone and every unmapping was seen).
     int64_t anon_pages = 0;
-    // Walks of the address-space table for the largest shared count: a few
-    // per run, whatever the program does (not one per page fault).
-    uint64_t shared_rescans = 0;
 };
 
 class BpfProgram {

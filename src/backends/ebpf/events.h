@@ -9,9 +9,6 @@
 #define MRSS_MAX_CPUS 1024
 /* Thread groups, and address spaces, the kernel side follows at once. */
 #define MRSS_TABLE_ENTRIES 16384
-/* shared_max's top bit: its pages are a bound (may be high), not exact. One
- * word carries both, so that no reader takes a bound for exact. */
-#define MRSS_SHARED_STALE (1ULL << 63)
 
 enum mrss_record_kind {
     MRSS_REC_FORK = 1,        /* a tracked task made a process (threads are only counted) */

@@ -57,7 +57,6 @@ void mrss_light_globals(struct mrss_light *light, struct mrss_globals *g)
     g->contrib_pages = &bss->contrib_pages;
     g->overcount_pages = &bss->overcount_pages;
     g->shared_max = &bss->shared_max;
-    g->shared_rescans = &bss->shared_rescans;
     g->upper_peak_pages = &bss->upper_peak_pages;
     g->peak_pages = &bss->peak_pages;
     g->peak_ns = &bss->peak_ns;

@@ -27,7 +27,6 @@ struct mrss_globals {
     __u64 *contrib_pages;
     __s64 *overcount_pages;
     __u64 *shared_max;
-    __u64 *shared_rescans;
     __u64 *upper_peak_pages;
     __u64 *peak_pages;
     __u64 *peak_ns;

@@ -61,7 +61,7 @@ struct mm_state {
     __u64 anon, file, shmem, swap;  /* pages, at the last change */
     __u64 contrib;                  /* pages counted in contrib_pages */
     __u64 anon_counted;             /* pages counted in anon_sum_pages */
-    __u64 shared;                   /* file + shmem, as counted toward shared_max */
+    __u64 shared;                   /* file + shmem, as its slot of the max-tree holds them */
     __u64 peak;                     /* largest anon + file + shmem */
     __u64 inherited;                /* a fork child's anon pages at fork (all shared) */
     __u64 unshared;                 /* of those, how many it stopped sharing */
@@ -69,7 +69,7 @@ struct mm_state {
                                        into being, copy-on-write copies included, minus those it was
                                        the last to unmap) */
     __u32 users;                    /* tracked thread groups using it */
-    __u32 pad;
+    __u32 slot;                     /* its leaf in the max-tree of shared counts */
 };
 
 /* Sizes (MRSS_TABLE_ENTRIES in events.h): the two tables allocate their
@@ -101,24 +101,25 @@ struct {
     __uint(max_entries, 8 << 20);
 } records SEC(".maps");
 
-#define MRSS_WALK_SLOTS 2
-/* A walk under way: the counts published while it runs, the largest with its
- * mm and the largest of every other mm (a walk reads each count once). */
-struct walk_slot {
-    __u64 top_pages;
-    __u64 top_key;
-    __u64 others_pages;
-    __u32 active;
-    __u32 pad;
-};
-/* Who has the shared maximum, and a bound on everyone else's: changed only
- * under the lock, so that the maximum is never lowered below the truth by
- * two CPUs (or two threads of one mm) updating at once. */
+/* The largest file + shmem set of the tracked address spaces, exact at
+ * every change: a max-tree (a binary heap laid out in an array, each inner
+ * node the larger of its two children) over one leaf per address space.
+ * A change of one count rewrites its leaf and the nodes above it while they
+ * change, at most 14 levels, under the lock: two CPUs updating at once
+ * never leave a node off the truth, and the root, tree[1], is the maximum.
+ * Its leaves are handed out from a stack of free slots. (It replaced a
+ * running maximum that a shrink of the largest set made stale until the
+ * next walk of the whole mms table.) */
+#define MRSS_TREE_LEAVES MRSS_TABLE_ENTRIES  /* a power of two */
+#define MRSS_TREE_LEVELS 14                  /* log2(MRSS_TREE_LEAVES) */
+_Static_assert(MRSS_TREE_LEAVES == 1 << MRSS_TREE_LEVELS, "the max-tree's depth");
 struct shared_state {
     struct bpf_spin_lock lock;
-    __u64 owner;       /* the mm whose count shared_max is (0: not known) */
-    __u64 rest_pages;  /* at least every other tracked mm's count */
-    struct walk_slot walks[MRSS_WALK_SLOTS];
+    __u32 free_top;                    /* slots in free_slots */
+    __u32 fresh;                       /* slots fresh .. MRSS_TREE_LEAVES - 1 were never used */
+    __u32 pad;
+    __u64 tree[2 * MRSS_TREE_LEAVES];  /* tree[1]: the maximum; tree[MRSS_TREE_LEAVES + slot]: a count */
+    __u32 free_slots[MRSS_TREE_LEAVES];
 };
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -150,11 +151,9 @@ __u32 exact_anon = 0;
 __s64 anon_mapped_pages = 0; /* NR_ANON_MAPPED changes made by tracked tasks */
 __u64 contrib_pages = 0;     /* sum over tracked mms of their private part */
 __s64 overcount_pages = 0;   /* anon pages counted in more than one tracked mm */
-/* The max over tracked mms of file + shmem pages, never below the truth;
- * with MRSS_SHARED_STALE, a bound (it may be high): a walk of the table comes
- * before it is used for a peak. Written under shared_lock. */
+/* The max over tracked mms of file + shmem pages: the max-tree's root,
+ * published here under shared_lock at each change. */
 __u64 shared_max = 0;
-__u64 shared_rescans = 0;    /* walks of the mms table for it (a few per run) */
 __u64 anon_sum_pages = 0;    /* sum of every tracked mm's anon pages (shared ones in each) */
 __u64 upper_peak_pages = 0;  /* largest anon_sum_pages + shared maximum: an upper bound */
 __u64 peak_pages = 0;        /* the tree's largest total */
@@ -224,7 +223,8 @@ static __always_inline __u64 as_number(void *pointer)
  * that CPU minus its per-CPU address (its bpf_array's pptrs[0]). */
 __u64 cpu_offset[MRSS_MAX_CPUS] = {};
 __u32 cpu_offsets_ready = 0;
-static __always_inline void find_cpu_offsets(void)
+/* Global: run once per run, checked once per program. */
+__attribute__((noinline)) int find_cpu_offsets(void)
 {
     __u64 base = 0;
     bpf_probe_read_kernel(&base, sizeof base,
@@ -237,6 +237,7 @@ static __always_inline void find_cpu_offsets(void)
         cpu_offset[cpu] = as_number(here) - base;
     }
     cpu_offsets_ready = 1;
+    return 0;
 }
 
 /* Reads member's global part into count and its per-CPU pointer into
@@ -307,13 +308,17 @@ static __always_inline __u64 read_trusted_counter(struct mm_struct *mm, int memb
     return sum_counter(count, counters);
 }
 
-static __always_inline void raise_to(__u64 *where, __u64 value)
+/* *where = max(*where, value), atomically. Global: the verifier checks its
+ * eight tries once per program, not at each of up to five call sites. */
+__attribute__((noinline)) int raise_to(__u64 *where, __u64 value)
 {
+    if (!where) return 0;
     for (int i = 0; i < 8; i++) {
         __u64 seen = *(volatile __u64 *)where;
-        if (value <= seen) return;
-        if (__sync_val_compare_and_swap(where, seen, value) == seen) return;
+        if (value <= seen) return 0;
+        if (__sync_val_compare_and_swap(where, seen, value) == seen) return 0;
     }
+    return 0;
 }
 
 static __always_inline __u64 own_private_anon(const struct mm_state *e)
@@ -322,49 +327,68 @@ static __always_inline __u64 own_private_anon(const struct mm_state *e)
     return e->anon > still_shared ? e->anon - still_shared : 0;
 }
 
-/* Keeps the shared maximum (max over tracked mms of file + shmem) in step
- * with e's count. The largest's own count going down used to mark the
- * maximum stale, and the next new peak then walked the whole mms table:
- * every copy-on-write fault of a private file mapping (file - 1, anon + 1)
- * cost a walk of 16384 buckets, ~230 us here. The rest bound, at least every
- * other mm's count, now tells when the largest is still the largest; a walk
- * is left for when it may not be. Under the lock, with e's count read there
- * (the latest of two threads' updates), shared_max is never below the
- * true maximum: the largest going down sets it to the larger of its count
- * and the rest bound. */
-static __always_inline void account_shared(__u64 key, struct mm_state *e)
+enum mrss_slot_op {
+    MRSS_SLOT_SET,   /* e's slot's count becomes e->shared */
+    MRSS_SLOT_NEW,   /* a free slot becomes e's, its count e->shared */
+    MRSS_SLOT_FREE,  /* e's slot's count goes to 0, the slot back to the free stack */
+};
+
+/* The one place the max-tree changes, under its lock. e->shared and
+ * e->slot are read there: of two threads of one mm publishing at once, the
+ * later count stays, and an entry whose slot was freed (MRSS_TREE_LEAVES)
+ * changes nothing. Returns e's slot; MRSS_TREE_LEAVES when it has none (no
+ * slot was free). Global: the verifier checks it once per program, not at
+ * each call site. */
+__attribute__((noinline)) __u32 shared_slot(struct mm_state *e, __u32 op)
 {
     __u32 zero = 0;
     struct shared_state *st = bpf_map_lookup_elem(&shared_lock, &zero);
-    if (!st) return;
+    if (!st || !e) return MRSS_TREE_LEAVES;
     bpf_spin_lock(&st->lock);
-    __u64 shared = e->shared;
-    __u64 max = shared_max & ~MRSS_SHARED_STALE;
-    for (int i = 0; i < MRSS_WALK_SLOTS; i++) {  /* what a walk under way may have missed */
-        struct walk_slot *w = &st->walks[i];
-        if (!w->active) continue;
-        if (key == w->top_key) {
-            if (shared > w->top_pages) w->top_pages = shared;
-        } else if (shared > w->top_pages) {
-            w->others_pages = w->top_pages;
-            w->top_pages = shared;
-            w->top_key = key;
-        } else if (shared > w->others_pages) {
-            w->others_pages = shared;
+    if (op == MRSS_SLOT_NEW) {
+        if (st->free_top > 0) {
+            st->free_top--;
+            e->slot = st->free_slots[st->free_top & (MRSS_TREE_LEAVES - 1)];
+        } else if (st->fresh < MRSS_TREE_LEAVES) {
+            e->slot = st->fresh++;
+        } else {
+            e->slot = MRSS_TREE_LEAVES;
         }
     }
-    if (shared > max) {                      /* the new largest: above a bound of all, exact */
-        if (st->owner != key && max > st->rest_pages) st->rest_pages = max;  /* the old one joins the rest */
-        shared_max = shared;
-        st->owner = key;
-    } else if (st->owner != key) {
-        if (shared > st->rest_pages) st->rest_pages = shared;
-    } else if (shared >= st->rest_pages) {   /* still the largest: exact */
-        shared_max = shared;
-    } else {                                 /* perhaps not: the bound, until a walk says */
-        shared_max = st->rest_pages | MRSS_SHARED_STALE;
+    __u32 slot = e->slot;
+    if (slot >= MRSS_TREE_LEAVES) {
+        bpf_spin_unlock(&st->lock);
+        return MRSS_TREE_LEAVES;
     }
+    __u64 value = e->shared;
+    if (op == MRSS_SLOT_FREE) {
+        value = 0;
+        e->slot = MRSS_TREE_LEAVES;
+        if (st->free_top < MRSS_TREE_LEAVES) {
+            st->free_slots[st->free_top & (MRSS_TREE_LEAVES - 1)] = slot;
+            st->free_top++;
+        }
+    }
+    /* The leaf, then each node above it: every node is the larger of its
+     * children before, so it is after. The larger is taken without a branch
+     * (counts are below 2^63; the empty asm keeps the compiler from making
+     * one again), so that the verifier checks one path through the levels,
+     * not two per level. */
+    __u32 node = MRSS_TREE_LEAVES + slot;
+    st->tree[node & (2 * MRSS_TREE_LEAVES - 1)] = value;
+    for (int level = 0; level < MRSS_TREE_LEVELS; level++) {
+        __u32 left = node & (2 * MRSS_TREE_LEAVES - 2);
+        __u64 a = st->tree[left];
+        __u64 b = st->tree[left | 1];
+        __s64 diff = (__s64)(a - b);
+        __s64 below = diff >> 63;  /* all ones when a < b */
+        asm volatile("" : "+r"(below));
+        node = left >> 1;
+        st->tree[node] = a - (diff & below);
+    }
+    shared_max = st->tree[1];
     bpf_spin_unlock(&st->lock);
+    return slot;
 }
 
 /* Keeps contrib_pages and the shared maximum in step with e's counters. */
@@ -379,26 +403,8 @@ static __always_inline void account(__u64 key, struct mm_state *e)
     }
 
     __u64 shared = e->file + e->shmem;
-    if (__sync_lock_test_and_set(&e->shared, shared) != shared) account_shared(key, e);
+    if (__sync_lock_test_and_set(&e->shared, shared) != shared) shared_slot(e, MRSS_SLOT_SET);
     raise_to(&e->peak, e->anon + e->file + e->shmem);
-}
-
-struct rescan_ctx {
-    __u64 max;
-    __u64 owner;
-    __u64 second;  /* the largest of the others */
-};
-
-static long rescan_one(struct bpf_map *map, __u64 *key, struct mm_state *e, struct rescan_ctx *ctx)
-{
-    if (e->shared > ctx->max) {
-        ctx->second = ctx->max;
-        ctx->max = e->shared;
-        ctx->owner = *key;
-    } else if (e->shared > ctx->second) {
-        ctx->second = e->shared;
-    }
-    return 0;
 }
 
 /* The tree's total with this shared maximum. */
@@ -413,100 +419,34 @@ static __always_inline __s64 tree_total(__u64 shared)
     return (__s64)contrib_pages - over + (__s64)shared;
 }
 
-/* Walks the mms table for the shared maximum (see evaluate()). Returns the
- * largest's count now, exact or no more than the truth, for that moment's
- * peak; MRSS_SHARED_STALE when no walk could be made. Global (not static):
- * the verifier checks it once, not in every program that may walk. */
-__attribute__((noinline)) __u64 walk_shared(void)
-{
-    __u32 zero = 0;
-    struct shared_state *st = bpf_map_lookup_elem(&shared_lock, &zero);
-    if (!st) return MRSS_SHARED_STALE;
-    int slot = -1;
-    bpf_spin_lock(&st->lock);
-    for (int i = 0; i < MRSS_WALK_SLOTS; i++) {
-        if (st->walks[i].active) continue;
-        st->walks[i].active = 1;
-        st->walks[i].top_pages = 0;
-        st->walks[i].top_key = 0;
-        st->walks[i].others_pages = 0;
-        slot = i;
-        break;
-    }
-    bpf_spin_unlock(&st->lock);
-    /* As many walks as slots under way: they report the total as it is
-     * when they end, not this moment's; the next evaluate() (at the
-     * latest, an exec entry's or an exit's, before the pages go) looks
-     * again. */
-    if (slot < 0) return MRSS_SHARED_STALE;
-    struct rescan_ctx ctx = {};
-    __sync_fetch_and_add(&shared_rescans, 1);
-    bpf_for_each_map_elem(&mms, rescan_one, &ctx, 0);
-    __u64 owner_key = ctx.owner;
-    struct mm_state *owner = owner_key ? bpf_map_lookup_elem(&mms, &owner_key) : 0;
-    bool exact;
-    /* The walk read each count once, unlocked. Every count published
-     * since it began is in its slot, and the largest's count now is read
-     * under the lock (a removed mm's reads 0). If the largest it found is
-     * still ahead of the others, the maximum is exact again. If not (the
-     * lead changed while it walked), the largest of what it saw is a
-     * bound, stale, for the next walk, and the peak is taken with the
-     * largest's own count, which is no more than the truth. */
-    bpf_spin_lock(&st->lock);
-    struct walk_slot *w = &st->walks[slot & (MRSS_WALK_SLOTS - 1)];
-    w->active = 0;
-    __u64 seen_others = w->top_key == owner_key ? w->others_pages : w->top_pages;
-    __u64 others = ctx.second > seen_others ? ctx.second : seen_others;
-    __u64 own = owner ? owner->shared : 0;
-    exact = (owner && own >= others) || (!owner_key && others == 0);
-    if (exact) {
-        shared_max = own;
-        st->owner = owner_key;
-        st->rest_pages = others;
-    } else {
-        __u64 bound = own > others ? own : others;
-        shared_max = bound | MRSS_SHARED_STALE;
-        st->owner = 0;
-        st->rest_pages = bound;
-    }
-    bpf_spin_unlock(&st->lock);
-    return own;
-}
-
-/* The tree's total now: a new peak is kept with its time. The shared maximum
- * is recomputed only when it may be stale and would make a new peak. Global,
- * like walk_shared(): checked once per program, not at each call site nor
- * in each caller's states. */
+/* The tree's total now: a new peak is kept with its time. Global, like
+ * shared_slot(): checked once per program, not at each call site nor in
+ * each caller's states. */
 __attribute__((noinline)) int evaluate(void)
 {
-    __u64 word = *(volatile __u64 *)&shared_max;  /* the maximum and whether it is a bound, at once */
-    __u64 shared = word & ~MRSS_SHARED_STALE;
+    __u64 shared = *(volatile __u64 *)&shared_max;
     if (!MRSS_EXACT_COW && !MRSS_EXACT_ANON) raise_to(&upper_peak_pages, anon_sum_pages + shared);
     __s64 total = tree_total(shared);
     if (total <= (__s64)peak_pages) return 0;
-    if (word & MRSS_SHARED_STALE) {
-        __u64 own = walk_shared();
-        if (own & MRSS_SHARED_STALE) return 0;
-        total = tree_total(own);  /* exact, or no more than the truth */
-        if (total <= (__s64)peak_pages) return 0;
-    }
     stamp_peak();
     raise_to(&peak_pages, (__u64)total);
     return 0;
+}
+
+/* Every rise of the total is evaluated where it happens, but one: with the
+ * rmap hooks, a copy-on-write page unshared (overcount_pages - 1) is not,
+ * since a teardown's counters drop just after. An exec's entry and an exit,
+ * before their pages go, look again. */
+static __always_inline void catch_up(void)
+{
+    if (MRSS_EXACT_COW) evaluate();
 }
 
 static __always_inline void remove_mm(__u64 key, struct mm_state *e)
 {
     __sync_fetch_and_add(&contrib_pages, -e->contrib);
     __sync_fetch_and_add(&anon_sum_pages, -e->anon_counted);
-    __u32 zero = 0;
-    struct shared_state *st = bpf_map_lookup_elem(&shared_lock, &zero);
-    if (st) {
-        bpf_spin_lock(&st->lock);
-        if (st->owner == key) shared_max |= MRSS_SHARED_STALE;  /* it stays, high, until a walk */
-        e->shared = 0;  /* a walk that found it reads it gone */
-        bpf_spin_unlock(&st->lock);
-    }
+    shared_slot(e, MRSS_SLOT_FREE);
     bpf_map_delete_elem(&mms, &key);
 }
 
@@ -518,6 +458,12 @@ static __always_inline void register_mm(struct mm_struct *mm, bool fork_child, b
     struct mm_state *old = bpf_map_lookup_elem(&mms, &key);
     if (old) remove_mm(key, old);  /* an address reused after a teardown we missed */
     struct mm_state fresh = {};
+    /* Its slot first, with a count of 0 (account() below sets it): the
+     * entry is never seen without one. */
+    if (shared_slot(&fresh, MRSS_SLOT_NEW) >= MRSS_TREE_LEAVES) {
+        __sync_fetch_and_add(&untracked, 1);
+        return;
+    }
     fresh.anon = read_counter(mm, MM_ANONPAGES);
     fresh.file = read_counter(mm, MM_FILEPAGES);
     fresh.shmem = read_counter(mm, MM_SHMEMPAGES);
@@ -525,6 +471,7 @@ static __always_inline void register_mm(struct mm_struct *mm, bool fork_child, b
     fresh.users = 1;
     if (fork_child) fresh.inherited = fresh.anon;
     if (bpf_map_update_elem(&mms, &key, &fresh, BPF_ANY) != 0) {
+        shared_slot(&fresh, MRSS_SLOT_FREE);
         __sync_fetch_and_add(&untracked, 1);
         return;
     }
@@ -648,7 +595,7 @@ int BPF_PROG(on_prepare_exec, struct task_struct *task, struct linux_binprm *bpr
     struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
     if (!st || !st->mm) return 0;
     struct mm_state *e = bpf_map_lookup_elem(&mms, &st->mm);
-    evaluate();
+    catch_up();
     struct mrss_record *r = reserve_record();
     if (!r) return 0;
     r->kind = MRSS_REC_EXEC_ENTRY;
@@ -721,7 +668,7 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
     if (!group_dead) return 0;
     struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
     if (!st) return 0;
-    evaluate();
+    catch_up();
     __u64 key = st->mm;
     struct mm_state *e = key ? bpf_map_lookup_elem(&mms, &key) : 0;
     struct mrss_record *r = reserve_record();
