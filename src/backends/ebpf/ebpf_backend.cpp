@@ -302,6 +302,7 @@ void EbpfBackend::loop() {
     os::SignalHub& signals = context_->signals;
     int64_t next_sample_ns = 0;
     bool killing = false;
+    program_->read_from(::gettid());
     for (;;) {
         program_->consume();
         if (signals.take_tick()) {

@@ -217,7 +217,8 @@ CowHooks BpfProgram::Impl::load_libbpf() {
     globals = mrss_globals{&bss->exact_cow,        &bss->exact_anon,       &bss->anon_mapped_pages,
                            &bss->contrib_pages,    &bss->overcount_pages,  &bss->shared_max,
                            &bss->upper_peak_pages, &bss->peak_pages,       &bss->peak_ns,
-                           &bss->lost_records,     &bss->untracked,        &bss->adopt_tgid};
+                           &bss->lost_records,     &bss->untracked,        &bss->adopt_tgid,
+                           &bss->reader_tid,       &bss->reader_polls,     &bss->reader_woken};
     return hooks;
 }
 
@@ -294,9 +295,17 @@ void BpfProgram::adopt(pid_t pid) {
         throw TracerError("ebpf: the kernel side did not find the program's address space to adopt");
 }
 
-void BpfProgram::consume() { ring_buffer__consume(impl_->ring); }
+void BpfProgram::read_from(pid_t tid) { __atomic_store_n(impl_->globals.reader_tid, static_cast<__u32>(tid), __ATOMIC_RELAXED); }
+
+void BpfProgram::consume() {
+    // Cleared first: a record that half fills the ring while this reads
+    // wakes the reader again rather than finding a wake still pending.
+    __atomic_store_n(impl_->globals.reader_woken, 0U, __ATOMIC_SEQ_CST);
+    ring_buffer__consume(impl_->ring);
+}
 
 void BpfProgram::poll(int timeout_ms) {
+    __atomic_store_n(impl_->globals.reader_polls, 1U, __ATOMIC_SEQ_CST);
     if (ring_buffer__poll(impl_->ring, timeout_ms) < 0 && errno != EINTR) log::debug("ring_buffer__poll: {}", std::strerror(errno));
 }
 

@@ -54,9 +54,14 @@ public:
     // its address space with its exact counters, the tree's peak so far its
     // high-water mark. Throws TracerError if the kernel side could not.
     void adopt(pid_t pid);
+    // The thread that reads the records (calls consume()) while it waits in
+    // wait4: the kernel side signals it (SIGALRM) when the ring buffer is
+    // half full, once until its next consume().
+    void read_from(pid_t tid);
     // Hands every record waiting in the ring buffer to on_record, in order.
     void consume();
-    // Waits up to timeout_ms for records, then consumes them.
+    // Waits up to timeout_ms for records, then consumes them. From the first
+    // call on, the kernel side wakes the ring's waiters at every record.
     void poll(int timeout_ms);
     void on_record(std::function<void(const mrss_record&, size_t bytes)> handler) { handler_ = std::move(handler); }
     [[nodiscard]] KernelTotals totals() const;

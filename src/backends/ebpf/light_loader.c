@@ -63,6 +63,9 @@ void mrss_light_globals(struct mrss_light *light, struct mrss_globals *g)
     g->lost_records = &bss->lost_records;
     g->untracked = &bss->untracked;
     g->adopt_tgid = &bss->adopt_tgid;
+    g->reader_tid = &bss->reader_tid;
+    g->reader_polls = &bss->reader_polls;
+    g->reader_woken = &bss->reader_woken;
 }
 
 void mrss_light_destroy(struct mrss_light *light)

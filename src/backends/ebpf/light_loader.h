@@ -33,6 +33,9 @@ struct mrss_globals {
     __u64 *lost_records;
     __u64 *untracked;
     __u32 *adopt_tgid;
+    __u32 *reader_tid;
+    __u32 *reader_polls;
+    __u32 *reader_woken;
 };
 
 struct mrss_light;
