@@ -302,7 +302,13 @@ void EbpfBackend::loop() {
     os::SignalHub& signals = context_->signals;
     int64_t next_sample_ns = 0;
     bool killing = false;
+    // The kernel side may signal this thread while the loop runs, and no
+    // later: after it, SIGALRM's handler may be gone.
     program_->read_from(::gettid());
+    struct StopReading {
+        BpfProgram& program;
+        ~StopReading() { program.read_from(0); }
+    } stop_reading{*program_};
     for (;;) {
         program_->consume();
         if (signals.take_tick()) {

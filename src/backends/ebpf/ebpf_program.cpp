@@ -11,6 +11,7 @@
 
 #include <malloc.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -218,7 +219,7 @@ CowHooks BpfProgram::Impl::load_libbpf() {
                            &bss->contrib_pages,    &bss->overcount_pages,  &bss->shared_max,
                            &bss->upper_peak_pages, &bss->peak_pages,       &bss->peak_ns,
                            &bss->lost_records,     &bss->untracked,        &bss->adopt_tgid,
-                           &bss->reader_tid,       &bss->reader_polls,     &bss->reader_woken};
+                           &bss->reader_tid,       &bss->reader_polls,     &bss->reader_woken_ns};
     return hooks;
 }
 
@@ -295,12 +296,18 @@ void BpfProgram::adopt(pid_t pid) {
         throw TracerError("ebpf: the kernel side did not find the program's address space to adopt");
 }
 
-void BpfProgram::read_from(pid_t tid) { __atomic_store_n(impl_->globals.reader_tid, static_cast<__u32>(tid), __ATOMIC_RELAXED); }
+void BpfProgram::read_from(pid_t tid) {
+    // The kernel side finds the reader by its pid in the initial namespace
+    // (PROC_PID_INIT_INO): elsewhere this tid could be another process's there.
+    struct stat ns {};
+    const bool initial = ::stat("/proc/self/ns/pid", &ns) == 0 && ns.st_ino == 0xEFFFFFFCU;
+    __atomic_store_n(impl_->globals.reader_tid, static_cast<__u32>(initial ? tid : 0), __ATOMIC_SEQ_CST);
+}
 
 void BpfProgram::consume() {
-    // Cleared first: a record that half fills the ring while this reads
+    // Cleared first: an exit that finds the ring filling while this reads
     // wakes the reader again rather than finding a wake still pending.
-    __atomic_store_n(impl_->globals.reader_woken, 0U, __ATOMIC_SEQ_CST);
+    __atomic_store_n(impl_->globals.reader_woken_ns, 0ULL, __ATOMIC_SEQ_CST);
     ring_buffer__consume(impl_->ring);
 }
 

@@ -55,8 +55,10 @@ public:
     // high-water mark. Throws TracerError if the kernel side could not.
     void adopt(pid_t pid);
     // The thread that reads the records (calls consume()) while it waits in
-    // wait4: the kernel side signals it (SIGALRM) when the ring buffer is
-    // half full, once until its next consume().
+    // wait4: the kernel side signals it (SIGALRM) when an exit finds a
+    // quarter of the ring buffer taken, every 2 ms until its next consume().
+    // 0: nobody (the kernel side then signals no one). Only in the initial
+    // pid namespace, where the kernel side's pids are this process's.
     void read_from(pid_t tid);
     // Hands every record waiting in the ring buffer to on_record, in order.
     void consume();

@@ -65,7 +65,7 @@ void mrss_light_globals(struct mrss_light *light, struct mrss_globals *g)
     g->adopt_tgid = &bss->adopt_tgid;
     g->reader_tid = &bss->reader_tid;
     g->reader_polls = &bss->reader_polls;
-    g->reader_woken = &bss->reader_woken;
+    g->reader_woken_ns = &bss->reader_woken_ns;
 }
 
 void mrss_light_destroy(struct mrss_light *light)

@@ -35,7 +35,7 @@ struct mrss_globals {
     __u32 *adopt_tgid;
     __u32 *reader_tid;
     __u32 *reader_polls;
-    __u32 *reader_woken;
+    __u64 *reader_woken_ns;
 };
 
 struct mrss_light;

@@ -73,13 +73,11 @@ struct mm_state {
 };
 
 /* Sizes (MRSS_TABLE_ENTRIES in events.h): the two tables allocate their
- * buckets (16 bytes each, zeroed) and the ring buffer its pages when max_rss
- * loads them, on every run. At 65536 entries and 16 MiB they cost ~17 ms of
- * each run here (a VM, where the kernel's first touch of a page is dear);
- * 16384 thread groups and address spaces alive at once (max_rss's
- * 10,000-process tests fit) and 8 MiB of records (~9,000 exec records or
- * ~70,000 fork or exit records not yet read) cost a third of that. Past
- * them nothing is silent: untracked, lost_records. */
+ * buckets (16 bytes each, zeroed) when max_rss loads them, on every run (a
+ * VM's first touch of a page is dear here): 16384 thread groups and address
+ * spaces alive at once (max_rss's 10,000-process tests fit). The ring
+ * buffer is sized below. Past them nothing is silent: untracked,
+ * lost_records. */
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, MRSS_TABLE_ENTRIES);
@@ -96,13 +94,16 @@ struct {
     __type(value, struct mm_state);
 } mms SEC(".maps");
 
-/* The records' ring, read at every tick of max_rss's loop and at once when
- * it is half full (submit() wakes the reader then). Its pages are allocated
- * and mapped at every run, ~0.35 ms a MiB here: 2 MiB hold ~2,300 exec
- * records or ~17,000 fork or exit records. The libbpf object, for kernels
- * that may lack the kfuncs the wake needs, keeps 8 MiB between two ticks. */
+/* The records' ring, read at every tick of max_rss's loop (20 ms by
+ * default, 100 ms at most) and soon after an exit finds a quarter of it
+ * taken (wake_reader()). Its pages are allocated and mapped at every run,
+ * ~0.35 ms a MiB here: 4 MiB hold ~4,000 exec records or ~35,000 fork or
+ * exit records, and past the quarter, room for a fork record of every
+ * process the tracked table can hold (16,384 x 120 bytes) with no exit in
+ * between. The libbpf object, for kernels that may lack the kfuncs the wake
+ * needs, keeps 8 MiB between two ticks. */
 #ifdef MRSS_LIGHT
-#define MRSS_RING_BYTES (2 << 20)
+#define MRSS_RING_BYTES (4 << 20)
 #else
 #define MRSS_RING_BYTES (8 << 20)
 #endif
@@ -338,15 +339,15 @@ static __always_inline __u64 own_private_anon(const struct mm_state *e)
 }
 
 enum mrss_slot_op {
-    MRSS_SLOT_SET,   /* e's slot's count becomes e->shared */
-    MRSS_SLOT_NEW,   /* a free slot becomes e's, its count e->shared */
+    MRSS_SLOT_SET,   /* e's slot's count becomes e->file + e->shmem */
+    MRSS_SLOT_NEW,   /* a free slot becomes e's, with that count */
     MRSS_SLOT_FREE,  /* e's slot's count goes to 0, the slot back to the free stack */
 };
 
-/* The one place the max-tree changes, under its lock. e->shared and
- * e->slot are read there: of two threads of one mm publishing at once, the
- * later count stays, and an entry whose slot was freed (MRSS_TREE_LEAVES)
- * changes nothing. Returns e's slot; MRSS_TREE_LEAVES when it has none (no
+/* The one place the max-tree changes, under its lock. e's counts and slot
+ * are read there: of two threads of one mm publishing at once, the later
+ * count stays, and an entry whose slot was freed (MRSS_TREE_LEAVES) changes
+ * nothing. Returns e's slot; MRSS_TREE_LEAVES when it has none (no
  * slot was free). Global: the verifier checks it once per program, not at
  * each call site. */
 __attribute__((noinline)) __u32 shared_slot(struct mm_state *e, __u32 op)
@@ -370,7 +371,10 @@ __attribute__((noinline)) __u32 shared_slot(struct mm_state *e, __u32 op)
         bpf_spin_unlock(&st->lock);
         return MRSS_TREE_LEAVES;
     }
-    __u64 value = e->shared;
+    /* The latest counts, read under the lock: of two threads of one mm
+     * publishing at once, the later one's stays. */
+    __u64 value = e->file + e->shmem;
+    e->shared = value;
     if (op == MRSS_SLOT_FREE) {
         value = 0;
         e->slot = MRSS_TREE_LEAVES;
@@ -509,7 +513,7 @@ static __always_inline void fill_figures(struct mrss_mm_figures *f, struct mm_st
  * itself (ring_buffer__poll) after. */
 __u32 reader_tid = 0;
 __u32 reader_polls = 0;
-__u32 reader_woken = 0;  /* a wake sent and not yet followed by a read (max_rss clears it) */
+__u64 reader_woken_ns = 0;  /* the last wake not yet followed by a read (max_rss clears it) */
 
 /* A record is handed over without the ring's own wake-up (an IPI to this
  * CPU for every record that finds the reader caught up) while the reader
@@ -519,18 +523,22 @@ static __always_inline void submit(void *record)
     bpf_ringbuf_submit(record, reader_polls ? 0 : BPF_RB_NO_WAKEUP);
 }
 
-/* When half the ring is taken, the reader is signalled (SIGALRM, its tick
- * signal), once until it reads. Only at exits: the kernel's loader looks up
- * the kfuncs this needs by a linear search of the kernel's BTF in every
- * program that calls them (~0.2 ms each, at every run), and on_exit has
- * them already. Records between two exits are bounded: at most 16,384
- * forks (the tracked table) of 120 bytes, and execs, which take ~0.3 ms
- * each here, ~1.1 KB each. */
+/* When a quarter of the ring is taken, the reader is signalled (SIGALRM,
+ * its tick signal); again every 2 ms until it reads: a signal that lands
+ * just before its wait4 is seen only at its next tick. Only at exits (the
+ * ring full or not): the kernel's loader looks up the kfuncs this needs by
+ * a linear search of the kernel's BTF in every program that calls them
+ * (~0.2 ms each, at every run), and on_exit has them already. What comes
+ * between two exits is bounded: a fork record per process the tracked table
+ * can hold, and execs, which take ~0.3 ms each here (~1.1 KB of records). */
 static __always_inline void wake_reader(void)
 {
     if (!MRSS_HAVE_GUARD_KFUNCS || !reader_tid || reader_polls) return;
-    if (bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) < MRSS_RING_BYTES / 2) return;
-    if (__sync_lock_test_and_set(&reader_woken, 1)) return;
+    if (bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) < MRSS_RING_BYTES / 4) return;
+    __u64 now = bpf_ktime_get_ns();
+    __u64 last = *(volatile __u64 *)&reader_woken_ns;
+    if (last && now - last < 2000000) return;
+    if (__sync_val_compare_and_swap(&reader_woken_ns, last, now) != last) return;
     struct task_struct *reader = bpf_task_from_pid((s32)reader_tid);
     if (!reader) return;
     bpf_send_signal_task(reader, 14 /* SIGALRM */, PIDTYPE_PID, 0);
@@ -729,8 +737,8 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
         }
         r->ru_maxrss_pages = maxrss;
         submit(r);
-        wake_reader();
     }
+    wake_reader();
     if (e && __sync_fetch_and_add(&e->users, -1) == 1 && !MRSS_EXACT_COW) remove_mm(key, e);
     /* Its pages are unmapped after this (exit_mm, by whichever of its
      * threads is the last to leave): still counted as the tree's until its
