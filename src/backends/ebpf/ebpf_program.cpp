@@ -299,9 +299,11 @@ void BpfProgram::adopt(pid_t pid) {
 void BpfProgram::read_from(pid_t tid) {
     // The kernel side finds the reader by its pid in the initial namespace
     // (PROC_PID_INIT_INO): elsewhere this tid could be another process's there.
-    struct stat ns {};
-    const bool initial = ::stat("/proc/self/ns/pid", &ns) == 0 && ns.st_ino == 0xEFFFFFFCU;
-    __atomic_store_n(impl_->globals.reader_tid, static_cast<__u32>(initial ? tid : 0), __ATOMIC_SEQ_CST);
+    if (tid != 0) {
+        struct stat ns {};
+        if (::stat("/proc/self/ns/pid", &ns) != 0 || ns.st_ino != 0xEFFFFFFCU) tid = 0;
+    }
+    __atomic_store_n(impl_->globals.reader_tid, static_cast<__u32>(tid), __ATOMIC_SEQ_CST);
 }
 
 void BpfProgram::consume() {

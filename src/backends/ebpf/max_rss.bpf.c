@@ -61,7 +61,7 @@ struct mm_state {
     __u64 anon, file, shmem, swap;  /* pages, at the last change */
     __u64 contrib;                  /* pages counted in contrib_pages */
     __u64 anon_counted;             /* pages counted in anon_sum_pages */
-    __u64 shared;                   /* file + shmem, as its slot of the max-tree holds them */
+    __u64 shared;                   /* file + shmem as its slot of the max-tree holds them (written under the lock) */
     __u64 peak;                     /* largest anon + file + shmem */
     __u64 inherited;                /* a fork child's anon pages at fork (all shared) */
     __u64 unshared;                 /* of those, how many it stopped sharing */
@@ -416,8 +416,9 @@ static __always_inline void account(__u64 key, struct mm_state *e)
         if (e->anon != anon_before) __sync_fetch_and_add(&anon_sum_pages, e->anon - anon_before);
     }
 
-    __u64 shared = e->file + e->shmem;
-    if (__sync_lock_test_and_set(&e->shared, shared) != shared) shared_slot(e, MRSS_SLOT_SET);
+    /* shared_slot() reads the counts again under the lock; this only asks
+     * whether the tree is behind. */
+    if (*(volatile __u64 *)&e->shared != e->file + e->shmem) shared_slot(e, MRSS_SLOT_SET);
     raise_to(&e->peak, e->anon + e->file + e->shmem);
 }
 
