@@ -68,8 +68,7 @@ std::string load_failure(int error) {
 enum class CowHooks { Anon, Rmap, None };
 
 bool is_anon_program(const bpf_program* prog, const max_rss_bpf* skel) {
-    return prog == skel->progs.on_anon_mapped || prog == skel->progs.on_exit_mmap_tp ||
-           prog == skel->progs.on_free;
+    return prog == skel->progs.on_anon_mapped || prog == skel->progs.on_free;
 }
 bool is_rmap_program(const bpf_program* prog, const max_rss_bpf* skel) {
     return prog == skel->progs.on_remove_rmap_ptes || prog == skel->progs.on_remove_rmap_pmd ||
@@ -176,6 +175,7 @@ struct BpfProgram::Impl {
     // libbpf's skeleton: the first set of copy-on-write hooks the kernel
     // takes, attached. Returns the hooks attached, or throws.
     CowHooks load_libbpf();
+    void run_adopt(const char* what) const;
 };
 
 // Each load parses the kernel's BTF (~60 ms): the first that works wins.
@@ -258,6 +258,8 @@ std::unique_ptr<BpfProgram> BpfProgram::load() {
     // these values as constants (MRSS_EXACT_ANON, MRSS_EXACT_COW); totals() reads them.
     *in.globals.exact_cow = hooks == CowHooks::Rmap ? 1 : 0;
     *in.globals.exact_anon = hooks == CowHooks::Anon ? 1 : 0;
+    // The per-CPU offsets every counter read needs, found before anyone is tracked.
+    in.run_adopt("finding the per-CPU offsets");
     in.ring = ring_buffer__new(in.records_fd, &BpfProgram::dispatch, program.get(), nullptr);
     if (!in.ring) unavailable(std::string("ring buffer: ") + std::strerror(errno));
     keep_maps_out_of_forks();
@@ -281,15 +283,20 @@ void BpfProgram::track(pid_t pid) {
         throw TracerError(std::string("ebpf: tracking the program: ") + std::strerror(errno));
 }
 
-void BpfProgram::adopt(pid_t pid) {
-    track(pid);
-    *impl_->globals.adopt_tgid = static_cast<__u32>(pid);
-    const int iter_fd = impl_->adopt_link_fd >= 0 ? bpf_iter_create(impl_->adopt_link_fd) : -1;
-    if (iter_fd < 0) throw TracerError(std::string("ebpf: adopting the program: ") + std::strerror(errno));
+// Runs the iter/task program (adopt in max_rss.bpf.c) over every task.
+void BpfProgram::Impl::run_adopt(const char* what) const {
+    const int iter_fd = adopt_link_fd >= 0 ? bpf_iter_create(adopt_link_fd) : -1;
+    if (iter_fd < 0) throw TracerError(std::string("ebpf: ") + what + ": " + std::strerror(errno));
     char buffer[64];
     while (::read(iter_fd, buffer, sizeof buffer) > 0) {
     }
     ::close(iter_fd);
+}
+
+void BpfProgram::adopt(pid_t pid) {
+    track(pid);
+    *impl_->globals.adopt_tgid = static_cast<__u32>(pid);
+    impl_->run_adopt("adopting the program");
     const __u32 key = static_cast<__u32>(pid);
     TaskState value{};
     if (*impl_->globals.adopt_tgid != 0 || bpf_map_lookup_elem(impl_->tracked_fd, &key, &value) != 0 || value.mm == 0)

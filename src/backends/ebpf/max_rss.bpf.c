@@ -38,13 +38,15 @@
 char LICENSE[] SEC("license") = "GPL";
 
 /* Pointer members of kernel objects (task->mm, ...) are read with
- * BPF_CORE_READ, not loaded directly: each direct load of a pointer from a
- * trusted BTF pointer makes the verifier look up "<type>__safe_trusted"
- * names by a linear search of the kernel's BTF, on every path it explores.
- * Six such loads cost ~7 ms of each run's load (median 33.7 -> 26.9 ms);
- * the reads cost ~30 ns each at run time. One is loaded directly: the
- * current task's mm in on_anon_mapped, on every anonymous page fault's
- * path (~20 ns a fault less, ~1 ms more load). */
+ * BPF_CORE_READ, not loaded directly: each direct load of a pointer to a
+ * struct from a BTF pointer makes the verifier look up "<type>__safe_trusted"
+ * names (four) by a linear search of the kernel's BTF, on every path it
+ * explores (~1 ms a load, at every run); the reads cost ~15-30 ns each at
+ * run time. One is loaded directly: the current task's mm in
+ * on_anon_mapped, on every anonymous page fault's path, where a read
+ * measured ~30 ns a fault more (bench/fault_cost.sh: +364 against +327 ns).
+ * Scalars (pid, exit_code) and the per-CPU counters' addresses are plain
+ * loads: no search is made for them. */
 
 struct task_state {
     __u64 mm;  /* its address space (0: not its own yet: the root before exec) */
@@ -72,16 +74,18 @@ struct mm_state {
     __u32 slot;                     /* its leaf in the max-tree of shared counts */
 };
 
-/* Sizes (MRSS_TABLE_ENTRIES in events.h): the two tables allocate their
- * buckets (16 bytes each, zeroed) when max_rss loads them, on every run (a
- * VM's first touch of a page is dear here): 16384 thread groups and address
- * spaces alive at once (max_rss's 10,000-process tests fit). The ring
- * buffer is sized below. Past them nothing is silent: untracked,
- * lost_records. */
+/* Sizes (MRSS_TABLE_ENTRIES in events.h): 16384 thread groups and address
+ * spaces alive at once (max_rss's 10,000-process tests fit). Both tables
+ * are preallocated when max_rss loads them, on every run (~0.3 and ~0.6 ms
+ * here): an insert or a delete then takes an element from or gives it back
+ * to a per-CPU free list. Allocated one by one (BPF_F_NO_PREALLOC), each
+ * fork's two inserts and each exit's and reaping's deletes cost ~1.6 us
+ * more a fork (bpf_stats: on_fork 2.3-3.1 -> 1.7-2.1 us, on_exit 1.2-1.4 ->
+ * 0.8-1.0, on_free 0.8-1.2 -> 0.5-0.6). The ring buffer is sized below.
+ * Past them nothing is silent: untracked, lost_records. */
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, MRSS_TABLE_ENTRIES);
-    __uint(map_flags, BPF_F_NO_PREALLOC);
     __type(key, __u32);
     __type(value, struct task_state);
 } tracked SEC(".maps");
@@ -89,7 +93,6 @@ struct {
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, MRSS_TABLE_ENTRIES);
-    __uint(map_flags, BPF_F_NO_PREALLOC);
     __type(key, __u64);
     __type(value, struct mm_state);
 } mms SEC(".maps");
@@ -113,23 +116,27 @@ struct {
 } records SEC(".maps");
 
 /* The largest file + shmem set of the tracked address spaces, exact at
- * every change: a max-tree (a binary heap laid out in an array, each inner
- * node the larger of its two children) over one leaf per address space.
- * A change of one count rewrites its leaf and the nodes above it while they
- * change, at most 14 levels, under the lock: two CPUs updating at once
- * never leave a node off the truth, and the root, tree[1], is the maximum.
- * Its leaves are handed out from a stack of free slots. (It replaced a
- * running maximum that a shrink of the largest set made stale until the
- * next walk of the whole mms table.) */
-#define MRSS_TREE_LEAVES MRSS_TABLE_ENTRIES  /* a power of two */
-#define MRSS_TREE_LEVELS 14                  /* log2(MRSS_TREE_LEAVES) */
-_Static_assert(MRSS_TREE_LEAVES == 1 << MRSS_TREE_LEVELS, "the max-tree's depth");
+ * every change: a max-tree (each inner node the largest of its four
+ * children) over one leaf per address space, laid out in an array by
+ * level: level k (0: the root, 7: the leaves) at tree[4^k .. 2 * 4^k).
+ * A change of one count rewrites its leaf and the 7 nodes above it under
+ * the lock: two CPUs updating at once never leave a node off the truth,
+ * and the root, tree[1], is the maximum. Its leaves are handed out from a
+ * stack of free slots. (It replaced a running maximum that a shrink of the
+ * largest set made stale until the next walk of the whole mms table. Four
+ * children a node rather than two: half the levels, so half the
+ * instructions the verifier checks in each of the five programs that
+ * change it, at every run, and fewer at every change.) */
+#define MRSS_TREE_LEAVES MRSS_TABLE_ENTRIES  /* a power of four */
+#define MRSS_TREE_LEVELS 7                   /* log4(MRSS_TREE_LEAVES) */
+_Static_assert(MRSS_TREE_LEAVES == 1 << (2 * MRSS_TREE_LEVELS), "the max-tree's depth");
 struct shared_state {
     struct bpf_spin_lock lock;
     __u32 free_top;                    /* slots in free_slots */
     __u32 fresh;                       /* slots fresh .. MRSS_TREE_LEAVES - 1 were never used */
     __u32 pad;
-    __u64 tree[2 * MRSS_TREE_LEAVES];  /* tree[1]: the maximum; tree[MRSS_TREE_LEAVES + slot]: a count */
+    __u64 tree[2 * MRSS_TREE_LEAVES];  /* tree[1]: the maximum; tree[MRSS_TREE_LEAVES + slot]: a count; tree[0] and
+                                          tree[2 * 4^k .. 4^(k + 1)) unused */
     __u32 free_slots[MRSS_TREE_LEAVES];
 };
 struct {
@@ -141,7 +148,7 @@ struct {
 
 const volatile __u32 nr_cpus = 1;
 __u32 exact_cow = 0;         /* set by max_rss once the rmap and teardown hooks are attached */
-/* Set by max_rss once on_anon_mapped and on_exit_mmap_tp are attached: the
+/* Set by max_rss once on_anon_mapped and on_free are attached: the
  * tree's anonymous pages are then counted as the kernel counts NR_ANON_MAPPED
  * (a page counted when its first mapping appears and when its last one goes:
  * copy-on-write copies counted, shared pages once), summed over the changes
@@ -231,10 +238,12 @@ static __always_inline __u64 as_number(void *pointer)
 }
 
 /* Each CPU's per-CPU offset, found once: where cpu_probe's value lives on
- * that CPU minus its per-CPU address (its bpf_array's pptrs[0]). */
+ * that CPU minus its per-CPU address (its bpf_array's pptrs[0]). Found by
+ * the iter/task program (adopt), which max_rss runs once right after the
+ * load, before it tracks anyone: only that program calls this, so the
+ * verifier checks it once a run rather than in four programs. */
 __u64 cpu_offset[MRSS_MAX_CPUS] = {};
 __u32 cpu_offsets_ready = 0;
-/* Global: run once per run, checked once per program. */
 __attribute__((noinline)) int find_cpu_offsets(void)
 {
     __u64 base = 0;
@@ -266,7 +275,6 @@ __attribute__((noinline)) int find_cpu_offsets(void)
 /* The global part plus every CPU's part at counters. */
 static __always_inline __u64 sum_counter(__s64 count, __u64 counters)
 {
-    if (!cpu_offsets_ready) find_cpu_offsets();
     for (__u32 cpu = 0; cpu < MRSS_MAX_CPUS; cpu++) {
         if (cpu >= nr_cpus) break;
         __s32 part = 0;
@@ -338,6 +346,17 @@ static __always_inline __u64 own_private_anon(const struct mm_state *e)
     return e->anon > still_shared ? e->anon - still_shared : 0;
 }
 
+/* The larger of two counts (below 2^63), without a branch: the empty asm
+ * keeps the compiler from making one again, so that the verifier checks one
+ * path through the max-tree's levels, not two per comparison. */
+static __always_inline __u64 larger(__u64 a, __u64 b)
+{
+    __s64 diff = (__s64)(a - b);
+    __s64 below = diff >> 63;  /* all ones when a < b */
+    asm volatile("" : "+r"(below));
+    return a - (diff & below);
+}
+
 enum mrss_slot_op {
     MRSS_SLOT_SET,   /* e's slot's count becomes e->file + e->shmem */
     MRSS_SLOT_NEW,   /* a free slot becomes e's, with that count */
@@ -383,22 +402,17 @@ __attribute__((noinline)) __u32 shared_slot(struct mm_state *e, __u32 op)
             st->free_top++;
         }
     }
-    /* The leaf, then each node above it: every node is the larger of its
-     * children before, so it is after. The larger is taken without a branch
-     * (counts are below 2^63; the empty asm keeps the compiler from making
-     * one again), so that the verifier checks one path through the levels,
-     * not two per level. */
-    __u32 node = MRSS_TREE_LEAVES + slot;
-    st->tree[node & (2 * MRSS_TREE_LEAVES - 1)] = value;
+    /* The leaf, then each node above it: every node is the largest of its
+     * children before, so it is after. base: the first node of the level
+     * below; index: the changed node in it. */
+    __u32 base = MRSS_TREE_LEAVES, index = slot;
+    st->tree[(base + index) & (2 * MRSS_TREE_LEAVES - 1)] = value;
     for (int level = 0; level < MRSS_TREE_LEVELS; level++) {
-        __u32 left = node & (2 * MRSS_TREE_LEAVES - 2);
-        __u64 a = st->tree[left];
-        __u64 b = st->tree[left | 1];
-        __s64 diff = (__s64)(a - b);
-        __s64 below = diff >> 63;  /* all ones when a < b */
-        asm volatile("" : "+r"(below));
-        node = left >> 1;
-        st->tree[node] = a - (diff & below);
+        const __u64 *four = &st->tree[(base + (index & ~3u)) & (2 * MRSS_TREE_LEAVES - 4)];
+        __u64 largest = larger(larger(four[0], four[1]), larger(four[2], four[3]));
+        base >>= 2;
+        index >>= 2;
+        st->tree[(base + index) & (2 * MRSS_TREE_LEAVES - 1)] = largest;
     }
     shared_max = st->tree[1];
     bpf_spin_unlock(&st->lock);
@@ -459,42 +473,51 @@ static __always_inline void catch_up(void)
 
 static __always_inline void remove_mm(__u64 key, struct mm_state *e)
 {
-    __sync_fetch_and_add(&contrib_pages, -e->contrib);
-    __sync_fetch_and_add(&anon_sum_pages, -e->anon_counted);
+    if (!MRSS_EXACT_ANON) {  /* with it, neither sum is kept */
+        __sync_fetch_and_add(&contrib_pages, -e->contrib);
+        __sync_fetch_and_add(&anon_sum_pages, -e->anon_counted);
+    }
     shared_slot(e, MRSS_SLOT_FREE);
     bpf_map_delete_elem(&mms, &key);
 }
 
-/* Starts following mm. fork_of_tracked: a fork child of a tracked mm, whose
- * anon pages are all its parent's too (copy-on-write). */
-static __always_inline void register_mm(struct mm_struct *mm, bool fork_child, bool fork_of_tracked)
+/* Starts following mm; returns its entry (0: the table was full).
+ * fork_of_tracked: a fork child of a tracked mm, whose anon pages are all
+ * its parent's too (copy-on-write). */
+static __always_inline struct mm_state *register_mm(struct mm_struct *mm, bool fork_child, bool fork_of_tracked)
 {
     __u64 key = (__u64)mm;
-    struct mm_state *old = bpf_map_lookup_elem(&mms, &key);
-    if (old) remove_mm(key, old);  /* an address reused after a teardown we missed */
     struct mm_state fresh = {};
-    /* Its slot first, with a count of 0 (account() below sets it): the
-     * entry is never seen without one. */
-    if (shared_slot(&fresh, MRSS_SLOT_NEW) >= MRSS_TREE_LEAVES) {
-        __sync_fetch_and_add(&untracked, 1);
-        return;
-    }
     fresh.anon = read_counter(mm, MM_ANONPAGES);
     fresh.file = read_counter(mm, MM_FILEPAGES);
     fresh.shmem = read_counter(mm, MM_SHMEMPAGES);
     fresh.swap = read_counter(mm, MM_SWAPENTS);
     fresh.users = 1;
+    fresh.peak = fresh.anon + fresh.file + fresh.shmem;
     if (fork_child) fresh.inherited = fresh.anon;
-    if (bpf_map_update_elem(&mms, &key, &fresh, BPF_ANY) != 0) {
+    /* Its leaf of the max-tree, with its count, before the entry can be
+     * seen: one pass under the lock. */
+    if (shared_slot(&fresh, MRSS_SLOT_NEW) >= MRSS_TREE_LEAVES) {
+        __sync_fetch_and_add(&untracked, 1);
+        return 0;
+    }
+    long error = bpf_map_update_elem(&mms, &key, &fresh, BPF_NOEXIST);
+    if (error == -17 /* EEXIST: an address reused after a teardown we missed */) {
+        struct mm_state *old = bpf_map_lookup_elem(&mms, &key);
+        if (old) remove_mm(key, old);
+        error = bpf_map_update_elem(&mms, &key, &fresh, BPF_NOEXIST);
+    }
+    if (error != 0) {
         shared_slot(&fresh, MRSS_SLOT_FREE);
         __sync_fetch_and_add(&untracked, 1);
-        return;
+        return 0;
     }
     struct mm_state *e = bpf_map_lookup_elem(&mms, &key);
-    if (!e) return;
+    if (!e) return 0;
     if (fork_of_tracked && MRSS_EXACT_COW) __sync_fetch_and_add(&overcount_pages, (__s64)fresh.anon);
     account(key, e);
     evaluate();
+    return e;
 }
 
 static __always_inline void fill_figures(struct mrss_mm_figures *f, struct mm_struct *mm, const struct mm_state *e)
@@ -588,6 +611,26 @@ int BPF_PROG(on_rss_stat, struct mm_struct *mm, int member)
     return 0;
 }
 
+/* Hooks that take no lock and call no kfunc (an exec's entry, a reaping)
+ * are raw tracepoints, whose task arguments are read with BPF_CORE_READ: a
+ * BTF tracepoint costs each run two more linear searches of the kernel's
+ * BTF (its attach target, and its argument list's names), ~0.2 ms a
+ * program, for plain loads that save a few ns an event. The others must be
+ * BTF tracepoints (BPF_PROG_TYPE_TRACING): the kernel refuses bpf_spin_lock
+ * and these kfuncs in a raw tracepoint. */
+
+/* A task's pid and tgid, in one read where they lie side by side (they do
+ * in every kernel since 2.6; the check is folded when the program loads). */
+static __always_inline void read_ids(struct task_struct *task, __u32 ids[2])
+{
+    if (bpf_core_field_offset(struct task_struct, tgid) == bpf_core_field_offset(struct task_struct, pid) + 4) {
+        bpf_probe_read_kernel(ids, 2 * sizeof(__u32), (char *)task + bpf_core_field_offset(struct task_struct, pid));
+    } else {
+        ids[0] = BPF_CORE_READ(task, pid);
+        ids[1] = BPF_CORE_READ(task, tgid);
+    }
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -600,6 +643,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
         return 0;
     }
     __u32 kind = MRSS_CLONE_FORK;
+    struct mm_state *e = 0;
     struct mm_struct *mm = BPF_CORE_READ(child, mm);
     struct task_state state = {};
     if (mm == BPF_CORE_READ(parent, mm)) {
@@ -616,8 +660,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
         struct mm_state *shared = state.mm ? bpf_map_lookup_elem(&mms, &state.mm) : 0;
         if (shared) __sync_fetch_and_add(&shared->users, 1);
     } else if (mm) {
-        bool parent_tracked = ps->mm && bpf_map_lookup_elem(&mms, &ps->mm);
-        register_mm(mm, true, parent_tracked);
+        bool parent_tracked = MRSS_EXACT_COW && ps->mm && bpf_map_lookup_elem(&mms, &ps->mm);
+        e = register_mm(mm, true, parent_tracked);
     }
     struct mrss_record *r = reserve_record();
     if (!r) return 0;
@@ -626,19 +670,18 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
     r->tgid = tgid;
     r->other = parent_tgid;  /* its creator's process: threads are not reported */
     r->clone_kind = kind;
-    if (kind == MRSS_CLONE_FORK) {
-        struct mm_state *e = bpf_map_lookup_elem(&mms, &state.mm);
-        if (e) fill_figures(&r->mm, mm, e);
-    }
+    if (e) fill_figures(&r->mm, mm, e);
     submit(r);
     return 0;
 }
 
 /* Right before the point of no return of an exec: the old image is whole. */
-SEC("tp_btf/sched_prepare_exec")
+SEC("raw_tp/sched_prepare_exec")
 int BPF_PROG(on_prepare_exec, struct task_struct *task, struct linux_binprm *bprm)
 {
-    __u32 tgid = task->tgid;
+    __u32 ids[2] = {};
+    read_ids(task, ids);
+    __u32 tgid = ids[1];
     struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
     if (!st || !st->mm) return 0;
     struct mm_state *e = bpf_map_lookup_elem(&mms, &st->mm);
@@ -646,7 +689,7 @@ int BPF_PROG(on_prepare_exec, struct task_struct *task, struct linux_binprm *bpr
     struct mrss_record *r = reserve_record();
     if (!r) return 0;
     r->kind = MRSS_REC_EXEC_ENTRY;
-    r->tid = task->pid;
+    r->tid = ids[0];
     r->tgid = tgid;
     if (e) fill_figures(&r->mm, BPF_CORE_READ(task, mm), e);
     submit(r);
@@ -664,7 +707,7 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
     if (e && __sync_fetch_and_add(&e->users, -1) == 1 && !MRSS_EXACT_COW) remove_mm(old, e);
     struct mm_struct *mm = BPF_CORE_READ(task, mm);
     st->mm = (__u64)mm;
-    register_mm(mm, false, false);
+    e = register_mm(mm, false, false);
 
     struct mrss_exec_record *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
     if (!r) {
@@ -677,7 +720,6 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
     r->base.tid = task->pid;
     r->base.tgid = tgid;
     r->base.other = (__u32)old_pid;
-    e = bpf_map_lookup_elem(&mms, &st->mm);
     if (e) fill_figures(&r->base.mm, mm, e);
     const char *filename = BPF_CORE_READ(bprm, filename);
     if (bpf_probe_read_kernel_str(r->filename, sizeof r->filename, filename) < 0) r->filename[0] = 0;
@@ -725,10 +767,11 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
         r->tgid = tgid;
         r->other = 1;
         r->tasks = 1 + st->threads_made;
-        r->exit_code = BPF_CORE_READ(task, exit_code);
+        r->exit_code = task->exit_code;
         struct mm_struct *mm = BPF_CORE_READ(task, mm);
-        __u64 maxrss = BPF_CORE_READ(task, signal, maxrss);
-        __u64 cmaxrss = BPF_CORE_READ(task, signal, cmaxrss);
+        struct signal_struct *signal = BPF_CORE_READ(task, signal);
+        __u64 maxrss = BPF_CORE_READ(signal, maxrss);
+        __u64 cmaxrss = BPF_CORE_READ(signal, cmaxrss);
         if (cmaxrss > maxrss) maxrss = cmaxrss;
         if (e && mm && (__u64)mm == key) {
             fill_figures(&r->mm, mm, e);
@@ -742,9 +785,11 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
     wake_reader();
     if (e && __sync_fetch_and_add(&e->users, -1) == 1 && !MRSS_EXACT_COW) remove_mm(key, e);
     /* Its pages are unmapped after this (exit_mm, by whichever of its
-     * threads is the last to leave): still counted as the tree's until its
-     * teardown (on_exit_mmap_tp) or, at the latest, until it is reaped
-     * (on_free: a vfork child, whose mm is its parent's, ends there). */
+     * threads is the last to leave): still counted as the tree's until it
+     * is reaped (on_free), which comes after the last of its threads has
+     * left exit_mm. (A hook on the teardown itself, tp_btf/exit_mmap, let
+     * it go a little earlier, at the cost of one more tracepoint enabled
+     * and disabled at every run and one more program run at every exit.) */
     if (MRSS_EXACT_ANON) {
         st->exiting = 1;
         return 0;
@@ -758,13 +803,16 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
  * every fork, clone, exec after the first, ptrace call, signal and exit
  * until now, so it is alone in its tree and stopped while this runs. Its
  * address space joins the tree with its exact counters, and the peak so far
- * (the tree's too: it was alone) is its own high-water mark. Run once, by
- * reading an iter/task link, with adopt_tgid set; it clears adopt_tgid. */
+ * (the tree's too: it was alone) is its own high-water mark. Run by
+ * reading an iter/task link: once right after the load with adopt_tgid 0
+ * (it finds the per-CPU offsets, which every counter read needs), and once
+ * with adopt_tgid set, to adopt; it clears adopt_tgid. */
 __u32 adopt_tgid = 0;
 
 SEC("iter/task")
 int adopt(struct bpf_iter__task *ctx)
 {
+    if (!cpu_offsets_ready) find_cpu_offsets();
     struct task_struct *task = ctx->task;
     if (!task || !adopt_tgid) return 0;
     __u32 tgid = BPF_CORE_READ(task, tgid);
@@ -773,9 +821,7 @@ int adopt(struct bpf_iter__task *ctx)
     struct mm_struct *mm = BPF_CORE_READ(task, mm);
     if (!st || st->mm || !mm) return 0;
     st->mm = (__u64)mm;
-    register_mm(mm, false, false);
-    __u64 key = (__u64)mm;
-    struct mm_state *e = bpf_map_lookup_elem(&mms, &key);
+    struct mm_state *e = register_mm(mm, false, false);
     if (!e) return 0;
     /* Alone since its exec: every anon page it maps is its own, once. */
     if (MRSS_EXACT_ANON) {
@@ -793,23 +839,30 @@ int adopt(struct bpf_iter__task *ctx)
     return 0;
 }
 
-/* An exited thread group kept only for its teardown leaves the tree. */
-static __always_inline void forget_exited(__u32 tgid)
-{
-    struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
-    if (st && st->exiting) bpf_map_delete_elem(&tracked, &tgid);
-}
-
-SEC("tp_btf/sched_process_free")
+/* A task reaped: a thread group that exited and was kept for the
+ * unmapping of its pages leaves the tree. */
+SEC("raw_tp/sched_process_free")
 int BPF_PROG(on_free, struct task_struct *p)
 {
-    if (p->pid == p->tgid) forget_exited(p->tgid);
+    __u32 ids[2] = {};
+    read_ids(p, ids);
+    if (ids[0] != ids[1]) return 0;
+    __u32 tgid = ids[1];
+    struct task_state *st = bpf_map_lookup_elem(&tracked, &tgid);
+    if (st && st->exiting) bpf_map_delete_elem(&tracked, &tgid);
     return 0;
 }
 
 /* Every change of a memory cgroup's per-node statistics; only the tree's
- * own NR_ANON_MAPPED changes are counted. */
+ * own NR_ANON_MAPPED changes are counted. A raw tracepoint in the light
+ * object (it takes no lock, and its arguments are numbers). In libbpf's,
+ * a BTF one: its load fails on a kernel without the tracepoint, which is
+ * how that object finds out and tries the rmap hooks instead. */
+#ifdef MRSS_LIGHT
+SEC("raw_tp/mod_memcg_lruvec_state")
+#else
 SEC("tp_btf/mod_memcg_lruvec_state")
+#endif
 int BPF_PROG(on_anon_mapped, struct mem_cgroup *memcg, int item, int val)
 {
     if (item != bpf_core_enum_value(enum node_stat_item, NR_ANON_MAPPED)) return 0;
@@ -837,15 +890,6 @@ int BPF_PROG(on_anon_mapped, struct mem_cgroup *memcg, int item, int val)
     }
     __sync_fetch_and_add(&anon_mapped_pages, (__s64)val);
     if (val > 0) evaluate();
-    return 0;
-}
-
-/* An address space torn down (after its pages are unmapped): a task that
- * exited and was tracked only for this teardown leaves the tree. */
-SEC("tp_btf/exit_mmap")
-int BPF_PROG(on_exit_mmap_tp, struct mm_struct *mm)
-{
-    forget_exited(bpf_get_current_pid_tgid() >> 32);
     return 0;
 }
 
