@@ -619,8 +619,9 @@ int BPF_PROG(on_rss_stat, struct mm_struct *mm, int member)
  * BTF tracepoints (BPF_PROG_TYPE_TRACING): the kernel refuses bpf_spin_lock
  * and these kfuncs in a raw tracepoint. */
 
-/* A task's pid and tgid, in one read where they lie side by side (they do
- * in every kernel since 2.6; the check is folded when the program loads). */
+/* A task's pid and tgid, in one read where they lie side by side (as in
+ * this kernel's task_struct); else two. The check is on the relocated
+ * offsets, so the verifier keeps one of the two branches. */
 static __always_inline void read_ids(struct task_struct *task, __u32 ids[2])
 {
     if (bpf_core_field_offset(struct task_struct, tgid) == bpf_core_field_offset(struct task_struct, pid) + 4) {
