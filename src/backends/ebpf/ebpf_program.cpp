@@ -219,7 +219,8 @@ CowHooks BpfProgram::Impl::load_libbpf() {
                            &bss->contrib_pages,    &bss->overcount_pages,  &bss->shared_max,
                            &bss->upper_peak_pages, &bss->peak_pages,       &bss->peak_ns,
                            &bss->lost_records,     &bss->untracked,        &bss->adopt_tgid,
-                           &bss->reader_tid,       &bss->reader_polls,     &bss->reader_woken_ns};
+                           &bss->reader_tid,       &bss->reader_polls,     &bss->reader_woken_ns,
+                           &bss->counters_apart};
     return hooks;
 }
 
@@ -243,13 +244,27 @@ std::unique_ptr<BpfProgram> BpfProgram::load() {
     const bool libbpf_only = loader && std::string_view(loader) == "libbpf";
     CowHooks hooks = CowHooks::Anon;
     const char* how = "light skeleton";
-    if (const int error = libbpf_only ? EOPNOTSUPP : impl->load_light(); error != 0) {
+    int error = libbpf_only ? EOPNOTSUPP : impl->load_light();
+    if (error == 0) {
+        // The per-CPU offsets every counter read needs, found before anyone
+        // is tracked, and the layout of an mm's counters, which the light
+        // object counts on.
+        impl->run_adopt("finding the per-CPU offsets");
+        if (*impl->globals.counters_apart != 0) {
+            mrss_light_destroy(impl->light);
+            impl->light = nullptr;
+            error = ENOTSUP;
+            log::debug("ebpf: this kernel keeps the per-CPU parts of an mm's counters apart");
+        }
+    }
+    if (error != 0) {
         // Without the privilege, libbpf's loader would be refused the same way, ~100 ms later.
         if ((error == EPERM || error == EACCES) && ::geteuid() != 0) unavailable(load_failure(error));
         if (!libbpf_only)
             log::debug("ebpf: the light object did not load ({}); loading with libbpf", std::strerror(error));
         hooks = impl->load_libbpf();
         how = "libbpf skeleton";
+        impl->run_adopt("finding the per-CPU offsets");
     }
     auto program = std::unique_ptr<BpfProgram>(new BpfProgram(std::move(impl)));
     Impl& in = *program->impl_;
@@ -258,8 +273,6 @@ std::unique_ptr<BpfProgram> BpfProgram::load() {
     // these values as constants (MRSS_EXACT_ANON, MRSS_EXACT_COW); totals() reads them.
     *in.globals.exact_cow = hooks == CowHooks::Rmap ? 1 : 0;
     *in.globals.exact_anon = hooks == CowHooks::Anon ? 1 : 0;
-    // The per-CPU offsets every counter read needs, found before anyone is tracked.
-    in.run_adopt("finding the per-CPU offsets");
     in.ring = ring_buffer__new(in.records_fd, &BpfProgram::dispatch, program.get(), nullptr);
     if (!in.ring) unavailable(std::string("ring buffer: ") + std::strerror(errno));
     keep_maps_out_of_forks();

@@ -36,6 +36,7 @@ struct mrss_globals {
     __u32 *reader_tid;
     __u32 *reader_polls;
     __u64 *reader_woken_ns;
+    __u32 *counters_apart;
 };
 
 struct mrss_light;

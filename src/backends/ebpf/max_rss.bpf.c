@@ -39,14 +39,23 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Pointer members of kernel objects (task->mm, ...) are read with
  * BPF_CORE_READ, not loaded directly: each direct load of a pointer to a
- * struct from a BTF pointer makes the verifier look up "<type>__safe_trusted"
- * names (four) by a linear search of the kernel's BTF, on every path it
- * explores (~1 ms a load, at every run); the reads cost ~15-30 ns each at
- * run time. One is loaded directly: the current task's mm in
- * on_anon_mapped, on every anonymous page fault's path, where a read
- * measured ~30 ns a fault more (bench/fault_cost.sh: +364 against +327 ns).
- * Scalars (pid, exit_code) and the per-CPU counters' addresses are plain
- * loads: no search is made for them. */
+ * struct from a trusted BTF pointer (a tracepoint's task, say) makes the
+ * verifier look up "<type>__safe_trusted" names by a linear search of the
+ * kernel's BTF, on every path it explores (~1 ms a load, at every run); a
+ * read costs ~15-30 ns at run time. One is a plain load: the current task's
+ * mm in on_anon_mapped, on every anonymous page fault's path. The light
+ * object casts that task to an untrusted pointer first (bpf_rdonly_cast,
+ * free at run time): its fields are then plain loads that cannot fault (the
+ * JIT's PROBE_MEM), and the verifier searches nothing for them. The cast
+ * costs the loader one linear search in each program that makes it (the
+ * kfunc's, ~0.2 ms), so only that one does. The libbpf object, the fallback
+ * for kernels older than the light one needs, loads the mm from
+ * bpf_get_current_task_btf() (bpf_rdonly_cast is Linux >= 6.2). Scalars
+ * (pid, exit_code, an mm's mm_id) are plain loads either way: no search is
+ * made for them. */
+#ifdef MRSS_LIGHT
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+#endif
 
 struct task_state {
     __u64 mm;  /* its address space (0: not its own yet: the root before exec) */
@@ -72,6 +81,8 @@ struct mm_state {
                                        the last to unmap) */
     __u32 users;                    /* tracked thread groups using it */
     __u32 slot;                     /* its leaf in the max-tree of shared counts */
+    __u32 filter;                   /* its slot of mm_filter (MRSS_NO_FILTER: none) */
+    __u32 pad;
 };
 
 /* Sizes (MRSS_TABLE_ENTRIES in events.h): 16384 thread groups and address
@@ -96,6 +107,37 @@ struct {
     __type(key, __u64);
     __type(value, struct mm_state);
 } mms SEC(".maps");
+
+/* A filter in front of mms: how many tracked address spaces have their
+ * mm_id (a small number the kernel gives each live mm, Linux >= 6.15) at
+ * each slot. Most rss_stat events are of address spaces not tracked: a
+ * fork child's page tables copied before the fork's hook registers it, and
+ * torn down after its exit's hook let it go (~27 of ~36 events a fork),
+ * and every other process on the machine. A hash table's miss costs a hash
+ * and a bucket's cache line (perf: its lookups were the most costly part
+ * of the kernel side in a fork-heavy run); a slot at 0 (16 KiB, one line of
+ * it) says no at once. A slot counts up before its entry is inserted and
+ * down after it is deleted, so it never says no to an address space in the
+ * table; a yes is checked in the table. (The mm's address cannot be the
+ * key: the verifier allows no shift of a pointer.) Without mm_id, every
+ * event is looked up. */
+#define MRSS_MM_FILTER_SLOTS 4096
+#define MRSS_NO_FILTER MRSS_MM_FILTER_SLOTS
+__u32 mm_filter[MRSS_MM_FILTER_SLOTS] = {};
+
+/* mm's slot; MRSS_NO_FILTER without mm_id. mm: a pointer the verifier lets be loaded from. */
+#define MRSS_FILTER_SLOT(mm) \
+    (bpf_core_field_exists((mm)->mm_id) ? (__u32)(mm)->mm_id & (MRSS_MM_FILTER_SLOTS - 1) : MRSS_NO_FILTER)
+
+static __always_inline bool maybe_tracked(__u32 slot)
+{
+    return slot >= MRSS_NO_FILTER || *(volatile __u32 *)&mm_filter[slot & (MRSS_MM_FILTER_SLOTS - 1)] != 0;
+}
+
+static __always_inline void filter_count(__u32 slot, __s32 change)
+{
+    if (slot < MRSS_NO_FILTER) __sync_fetch_and_add(&mm_filter[slot & (MRSS_MM_FILTER_SLOTS - 1)], change);
+}
 
 /* The records' ring, read at every tick of max_rss's loop (20 ms by
  * default, 100 ms at most) and soon after an exit finds a quarter of it
@@ -237,13 +279,79 @@ static __always_inline __u64 as_number(void *pointer)
     return number;
 }
 
+/* An mm's four counters as read_rss_stat() finds them: each one's global
+ * part and the address of its per-CPU parts. */
+struct rss_stat_copy {
+    __s64 count[NR_MM_COUNTERS];
+    __u64 at[NR_MM_COUNTERS];
+};
+_Static_assert(NR_MM_COUNTERS == 4 && MM_FILEPAGES == 0 && MM_ANONPAGES == 1 && MM_SWAPENTS == 2 &&
+                   MM_SHMEMPAGES == 3,
+               "four counters an mm, in this order");
+
+/* mm->rss_stat in one read (BPF_CORE_READ would be 8), taken apart at the
+ * kernel's own offsets (CO-RE), if it fits in 192 bytes of the stack (160
+ * here; a kernel with lock debugging has larger locks in it). */
+#define MRSS_RSS_STAT_BYTES 192
+#define MRSS_RSS_STAT_FITS(mm)                                                                           \
+    (bpf_core_field_size((mm)->rss_stat) <= MRSS_RSS_STAT_BYTES &&                                       \
+     bpf_core_type_size(struct percpu_counter) * NR_MM_COUNTERS <= bpf_core_field_size((mm)->rss_stat) && \
+     bpf_core_field_offset(struct percpu_counter, count) + 8 <= bpf_core_type_size(struct percpu_counter) && \
+     bpf_core_field_offset(struct percpu_counter, counters) + 8 <= bpf_core_type_size(struct percpu_counter))
+static __always_inline bool read_rss_stat(struct mm_struct *mm, struct rss_stat_copy *copy)
+{
+    __u8 raw[MRSS_RSS_STAT_BYTES];
+    const __u32 stride = bpf_core_type_size(struct percpu_counter);
+    const __u32 count_at = bpf_core_field_offset(struct percpu_counter, count);
+    const __u32 counters_at = bpf_core_field_offset(struct percpu_counter, counters);
+    if (!MRSS_RSS_STAT_FITS(mm)) {
+#ifdef MRSS_LIGHT
+        return false;
+#else
+#define MRSS_READ_ONE(K)                                                  \
+    do {                                                                  \
+        copy->count[K] = BPF_CORE_READ(mm, rss_stat[K].count);            \
+        copy->at[K] = (__u64)BPF_CORE_READ(mm, rss_stat[K].counters);     \
+    } while (0)
+        MRSS_READ_ONE(0);
+        MRSS_READ_ONE(1);
+        MRSS_READ_ONE(2);
+        MRSS_READ_ONE(3);
+#undef MRSS_READ_ONE
+        return true;
+#endif
+    }
+    if (bpf_core_read(raw, bpf_core_field_size(mm->rss_stat), &mm->rss_stat) != 0) return false;
+#define MRSS_TAKE_APART(K)                                                                  \
+    do {                                                                                    \
+        copy->count[K] = *(__s64 *)(raw + (K) * stride + count_at);                         \
+        copy->at[K] = *(__u64 *)(raw + (K) * stride + counters_at);                         \
+    } while (0)
+    MRSS_TAKE_APART(0);
+    MRSS_TAKE_APART(1);
+    MRSS_TAKE_APART(2);
+    MRSS_TAKE_APART(3);
+#undef MRSS_TAKE_APART
+    return true;
+}
+
+/* Whether the four counters' per-CPU parts lie side by side. */
+static __always_inline bool side_by_side(const struct rss_stat_copy *copy)
+{
+    return copy->at[1] == copy->at[0] + 4 && copy->at[2] == copy->at[0] + 8 && copy->at[3] == copy->at[0] + 12;
+}
+
 /* Each CPU's per-CPU offset, found once: where cpu_probe's value lives on
  * that CPU minus its per-CPU address (its bpf_array's pptrs[0]). Found by
  * the iter/task program (adopt), which max_rss runs once right after the
  * load, before it tracks anyone: only that program calls this, so the
- * verifier checks it once a run rather than in four programs. */
+ * verifier checks it once a run rather than in four programs. It also
+ * looks, on max_rss's own mm, at how the kernel lays out the per-CPU parts
+ * of an mm's counters (see read_counters()): counters_apart, which max_rss
+ * reads right after this first run. */
 __u64 cpu_offset[MRSS_MAX_CPUS] = {};
 __u32 cpu_offsets_ready = 0;
+__u32 counters_apart = 0;
 __attribute__((noinline)) int find_cpu_offsets(void)
 {
     __u64 base = 0;
@@ -255,6 +363,14 @@ __attribute__((noinline)) int find_cpu_offsets(void)
         void *here = bpf_map_lookup_percpu_elem(&cpu_probe, &zero, cpu);
         if (!here) break;
         cpu_offset[cpu] = as_number(here) - base;
+    }
+    struct task_struct *self = (struct task_struct *)bpf_get_current_task();
+    struct mm_struct *own = BPF_CORE_READ(self, mm);
+    if (own) {
+        __u64 at0 = (__u64)BPF_CORE_READ(own, rss_stat[0].counters);
+        counters_apart = !MRSS_RSS_STAT_FITS(own) || (__u64)BPF_CORE_READ(own, rss_stat[1].counters) != at0 + 4 ||
+                         (__u64)BPF_CORE_READ(own, rss_stat[2].counters) != at0 + 8 ||
+                         (__u64)BPF_CORE_READ(own, rss_stat[3].counters) != at0 + 12;
     }
     cpu_offsets_ready = 1;
     return 0;
@@ -272,6 +388,11 @@ __attribute__((noinline)) int find_cpu_offsets(void)
     default: return 0;                                                    \
     }
 
+static __always_inline __u64 at_least_zero(__s64 count)
+{
+    return count > 0 ? (__u64)count : 0;
+}
+
 /* The global part plus every CPU's part at counters. */
 static __always_inline __u64 sum_counter(__s64 count, __u64 counters)
 {
@@ -281,35 +402,51 @@ static __always_inline __u64 sum_counter(__s64 count, __u64 counters)
         bpf_probe_read_kernel(&part, sizeof part, (void *)(counters + cpu_offset[cpu]));
         count += part;
     }
-    return count > 0 ? (__u64)count : 0;
+    return at_least_zero(count);
 }
 
-/* sum_counter() as a global function, which the verifier checks once per
- * program, not at each of its call sites (register_mm() reads four
- * counters): ~3,500 instructions fewer to check at every run. Not for
- * read_trusted_counter(), on every page fault's path: the verifier types
- * the counters it loads from a trusted mm as a pointer, which a global
- * function's scalar argument refuses (and a call would cost a few ns). */
-__attribute__((noinline)) __u64 sum_counter_checked_once(__s64 count, __u64 counters)
+/* All four of mm's counters (mm from BPF_CORE_READ), into e: the global
+ * parts, then every CPU's. The kernel allocates the four per-CPU parts side
+ * by side on each CPU (percpu_counter_init_many(), Linux >= 6.6): one read
+ * a CPU takes them all. With the one read of the global parts and the
+ * per-CPU addresses (read_rss_stat()), 3 reads here rather than 16. False
+ * where the parts are apart: the libbpf object then sums each counter
+ * alone; the light object is not used on such a kernel (adopt() checks
+ * max_rss's own mm at load: counters_apart), and does not carry that path
+ * (~130 instructions more to check in each of three programs at every
+ * run). */
+static __always_inline bool read_counters(struct mm_struct *mm, struct mm_state *e)
 {
-    return sum_counter(count, counters);
+    struct rss_stat_copy copy;
+    if (!read_rss_stat(mm, &copy)) return false;
+    if (!side_by_side(&copy)) {
+#ifdef MRSS_LIGHT
+        return false;
+#else
+        e->file = sum_counter(copy.count[MM_FILEPAGES], copy.at[MM_FILEPAGES]);
+        e->anon = sum_counter(copy.count[MM_ANONPAGES], copy.at[MM_ANONPAGES]);
+        e->swap = sum_counter(copy.count[MM_SWAPENTS], copy.at[MM_SWAPENTS]);
+        e->shmem = sum_counter(copy.count[MM_SHMEMPAGES], copy.at[MM_SHMEMPAGES]);
+        return true;
+#endif
+    }
+    for (__u32 cpu = 0; cpu < MRSS_MAX_CPUS; cpu++) {
+        if (cpu >= nr_cpus) break;
+        __s32 parts[NR_MM_COUNTERS] = {};
+        bpf_probe_read_kernel(parts, sizeof parts, (void *)(copy.at[0] + cpu_offset[cpu]));
+        copy.count[0] += parts[0];
+        copy.count[1] += parts[1];
+        copy.count[2] += parts[2];
+        copy.count[3] += parts[3];
+    }
+    e->file = at_least_zero(copy.count[MM_FILEPAGES]);
+    e->anon = at_least_zero(copy.count[MM_ANONPAGES]);
+    e->swap = at_least_zero(copy.count[MM_SWAPENTS]);
+    e->shmem = at_least_zero(copy.count[MM_SHMEMPAGES]);
+    return true;
 }
 
-#define MRSS_PROBE_COUNTER(K)                                             \
-    do {                                                                  \
-        count = BPF_CORE_READ(mm, rss_stat[K].count);                     \
-        counters = (__u64)BPF_CORE_READ(mm, rss_stat[K].counters);        \
-    } while (0)
-
-static __always_inline __u64 read_counter(struct mm_struct *mm, int member)
-{
-    __s64 count = 0;
-    __u64 counters = 0;
-    MRSS_READ_MEMBER(member, MRSS_PROBE_COUNTER);
-    return sum_counter_checked_once(count, counters);
-}
-
-/* read_counter() for a trusted mm (a tracepoint's argument): its two
+/* One of the counters of a trusted mm (a tracepoint's argument): its two
  * fields are plain loads, not helper calls, on the path of every page
  * fault. Neither is a pointer to a struct, so the verifier's
  * "__safe_trusted" search (see above) is not made for them. */
@@ -403,8 +540,11 @@ __attribute__((noinline)) __u32 shared_slot(struct mm_state *e, __u32 op)
         }
     }
     /* The leaf, then each node above it: every node is the largest of its
-     * children before, so it is after. base: the first node of the level
-     * below; index: the changed node in it. */
+     * children before, so it is after. A node that keeps its value leaves
+     * every node above it as it was: the walk stops there (most changes are
+     * of a set smaller than another under the same node, and stop a level
+     * or two up). base: the first node of the level below; index: the
+     * changed node in it. */
     __u32 base = MRSS_TREE_LEAVES, index = slot;
     st->tree[(base + index) & (2 * MRSS_TREE_LEAVES - 1)] = value;
     for (int level = 0; level < MRSS_TREE_LEVELS; level++) {
@@ -412,7 +552,9 @@ __attribute__((noinline)) __u32 shared_slot(struct mm_state *e, __u32 op)
         __u64 largest = larger(larger(four[0], four[1]), larger(four[2], four[3]));
         base >>= 2;
         index >>= 2;
-        st->tree[(base + index) & (2 * MRSS_TREE_LEAVES - 1)] = largest;
+        __u64 *node = &st->tree[(base + index) & (2 * MRSS_TREE_LEAVES - 1)];
+        if (*node == largest) break;
+        *node = largest;
     }
     shared_max = st->tree[1];
     bpf_spin_unlock(&st->lock);
@@ -478,7 +620,9 @@ static __always_inline void remove_mm(__u64 key, struct mm_state *e)
         __sync_fetch_and_add(&anon_sum_pages, -e->anon_counted);
     }
     shared_slot(e, MRSS_SLOT_FREE);
+    __u32 filter = e->filter;
     bpf_map_delete_elem(&mms, &key);
+    filter_count(filter, -1);
 }
 
 /* Starts following mm; returns its entry (0: the table was full).
@@ -488,11 +632,13 @@ static __always_inline struct mm_state *register_mm(struct mm_struct *mm, bool f
 {
     __u64 key = (__u64)mm;
     struct mm_state fresh = {};
-    fresh.anon = read_counter(mm, MM_ANONPAGES);
-    fresh.file = read_counter(mm, MM_FILEPAGES);
-    fresh.shmem = read_counter(mm, MM_SHMEMPAGES);
-    fresh.swap = read_counter(mm, MM_SWAPENTS);
+    if (!read_counters(mm, &fresh)) {
+        __sync_fetch_and_add(&untracked, 1);
+        return 0;
+    }
     fresh.users = 1;
+    fresh.filter =
+        bpf_core_field_exists(mm->mm_id) ? BPF_CORE_READ(mm, mm_id) & (MRSS_MM_FILTER_SLOTS - 1) : MRSS_NO_FILTER;
     fresh.peak = fresh.anon + fresh.file + fresh.shmem;
     if (fork_child) fresh.inherited = fresh.anon;
     /* Its leaf of the max-tree, with its count, before the entry can be
@@ -501,6 +647,7 @@ static __always_inline struct mm_state *register_mm(struct mm_struct *mm, bool f
         __sync_fetch_and_add(&untracked, 1);
         return 0;
     }
+    filter_count(fresh.filter, 1);
     long error = bpf_map_update_elem(&mms, &key, &fresh, BPF_NOEXIST);
     if (error == -17 /* EEXIST: an address reused after a teardown we missed */) {
         struct mm_state *old = bpf_map_lookup_elem(&mms, &key);
@@ -508,6 +655,7 @@ static __always_inline struct mm_state *register_mm(struct mm_struct *mm, bool f
         error = bpf_map_update_elem(&mms, &key, &fresh, BPF_NOEXIST);
     }
     if (error != 0) {
+        filter_count(fresh.filter, -1);
         shared_slot(&fresh, MRSS_SLOT_FREE);
         __sync_fetch_and_add(&untracked, 1);
         return 0;
@@ -585,6 +733,7 @@ SEC("tp_btf/rss_stat")
 int BPF_PROG(on_rss_stat, struct mm_struct *mm, int member)
 {
     __u64 key = (__u64)mm;
+    if (!maybe_tracked(MRSS_FILTER_SLOT(mm))) return 0;
     struct mm_state *e = bpf_map_lookup_elem(&mms, &key);
     if (!e) return 0;
     __u64 value = read_trusted_counter(mm, member);
@@ -872,9 +1021,15 @@ int BPF_PROG(on_anon_mapped, struct mem_cgroup *memcg, int item, int val)
      * fork), or a kernel thread working in the tree's address space
      * (kthread_use_mm): its pages are the tree's too. So that lookup alone
      * decides on a page fault's path. */
+#ifdef MRSS_LIGHT
+    struct task_struct *task =
+        bpf_rdonly_cast((void *)bpf_get_current_task(), bpf_core_type_id_kernel(struct task_struct));
+#else
     struct task_struct *task = bpf_get_current_task_btf();
-    __u64 key = (__u64)task->mm;
-    struct mm_state *e = key ? bpf_map_lookup_elem(&mms, &key) : 0;
+#endif
+    struct mm_struct *mm = task->mm;
+    __u64 key = (__u64)mm;
+    struct mm_state *e = mm && maybe_tracked(MRSS_FILTER_SLOT(mm)) ? bpf_map_lookup_elem(&mms, &key) : 0;
     if (e) {
         __sync_fetch_and_add(&e->own_anon, (__s64)val);
     } else {
