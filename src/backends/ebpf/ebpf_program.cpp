@@ -163,6 +163,9 @@ struct BpfProgram::Impl {
         return cpus > 0 ? static_cast<__u32>(cpus) : 1;
     }
     // The light object: every program, the anonymous count included. 0 or an errno.
+    // The per-CPU offsets found too (run_adopt), and with them the layout of
+    // an mm's counters, which the light object counts on: ENOTSUP (nothing
+    // left loaded) where the kernel keeps their per-CPU parts apart.
     int load_light() {
         const int r = mrss_light_load(nr_cpus(), static_cast<__u32>(::getpid()), &light);
         if (r != 0) return -r;
@@ -170,7 +173,12 @@ struct BpfProgram::Impl {
         records_fd = mrss_light_records_fd(light);
         adopt_link_fd = mrss_light_adopt_link_fd(light);
         mrss_light_globals(light, &globals);
-        return 0;
+        run_adopt("finding the per-CPU offsets");
+        if (*globals.counters_apart == 0) return 0;
+        log::debug("ebpf: this kernel keeps the per-CPU parts of an mm's counters apart");
+        mrss_light_destroy(light);
+        light = nullptr;
+        return ENOTSUP;
     }
     // libbpf's skeleton: the first set of copy-on-write hooks the kernel
     // takes, attached. Returns the hooks attached, or throws.
@@ -221,6 +229,8 @@ CowHooks BpfProgram::Impl::load_libbpf() {
                            &bss->lost_records,     &bss->untracked,        &bss->adopt_tgid,
                            &bss->reader_tid,       &bss->reader_polls,     &bss->reader_woken_ns,
                            &bss->counters_apart};
+    // The per-CPU offsets every counter read needs, found before anyone is tracked.
+    run_adopt("finding the per-CPU offsets");
     return hooks;
 }
 
@@ -244,27 +254,13 @@ std::unique_ptr<BpfProgram> BpfProgram::load() {
     const bool libbpf_only = loader && std::string_view(loader) == "libbpf";
     CowHooks hooks = CowHooks::Anon;
     const char* how = "light skeleton";
-    int error = libbpf_only ? EOPNOTSUPP : impl->load_light();
-    if (error == 0) {
-        // The per-CPU offsets every counter read needs, found before anyone
-        // is tracked, and the layout of an mm's counters, which the light
-        // object counts on.
-        impl->run_adopt("finding the per-CPU offsets");
-        if (*impl->globals.counters_apart != 0) {
-            mrss_light_destroy(impl->light);
-            impl->light = nullptr;
-            error = ENOTSUP;
-            log::debug("ebpf: this kernel keeps the per-CPU parts of an mm's counters apart");
-        }
-    }
-    if (error != 0) {
+    if (const int error = libbpf_only ? EOPNOTSUPP : impl->load_light(); error != 0) {
         // Without the privilege, libbpf's loader would be refused the same way, ~100 ms later.
         if ((error == EPERM || error == EACCES) && ::geteuid() != 0) unavailable(load_failure(error));
         if (!libbpf_only)
             log::debug("ebpf: the light object did not load ({}); loading with libbpf", std::strerror(error));
         hooks = impl->load_libbpf();
         how = "libbpf skeleton";
-        impl->run_adopt("finding the per-CPU offsets");
     }
     auto program = std::unique_ptr<BpfProgram>(new BpfProgram(std::move(impl)));
     Impl& in = *program->impl_;

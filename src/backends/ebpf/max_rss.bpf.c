@@ -348,7 +348,9 @@ static __always_inline bool side_by_side(const struct rss_stat_copy *copy)
  * verifier checks it once a run rather than in four programs. It also
  * looks, on max_rss's own mm, at how the kernel lays out the per-CPU parts
  * of an mm's counters (see read_counters()): counters_apart, which max_rss
- * reads right after this first run. */
+ * reads right after this first run. It reads the four addresses one by one
+ * rather than with read_rss_stat(): that one's copy on this function's stack,
+ * on top of adopt()'s own, would pass the verifier's 512 bytes. */
 __u64 cpu_offset[MRSS_MAX_CPUS] = {};
 __u32 cpu_offsets_ready = 0;
 __u32 counters_apart = 0;
