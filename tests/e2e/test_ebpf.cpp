@@ -444,6 +444,27 @@ TEST_CASE("ebpf: the largest file set of many processes is found in any leaf of 
     CHECK(totals.total_pages <= 16);
 }
 
+// A file count's rise is written into the max-tree without its lock, its
+// leaf and then each node above it (shared_rise()); a fall is recomputed
+// under the lock from the children. Here the largest set (24 MiB, the third
+// child: leaf 3) leaves first, and the next (12 MiB, the seventeenth child:
+// leaf 17, whose path meets leaf 3's two levels up) must then be the
+// maximum: had its rise stopped below that level, the tree would fall to
+// the 2 MiB beside leaf 3. Then the parent touches 20 MiB of its own: the
+// peak is 12 + 20 MiB, above the 24 MiB before. Tolerance: as above.
+TEST_CASE("ebpf: when the largest file set leaves, the next largest is the maximum", "[ebpf][exact]") {
+    if (skipped()) return;
+    std::vector<std::string> argv = {fixture("file_holders"), "1", "2", "24"};
+    for (int k = 4; k <= 16; k++) argv.emplace_back("1");
+    argv.insert(argv.end(), {"12", "1", "then", "20"});
+    const ebpf::KernelTotals totals = kernel_totals_of(argv);
+    INFO("peak " << totals.peak_pages << " pages, total at the end " << totals.total_pages << " pages");
+    const double peak_mib = mib(totals.peak_pages * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
+    CHECK(peak_mib >= 12 + 20 - 0.5);
+    CHECK(peak_mib <= 12 + 20 + 4);
+    CHECK(totals.total_pages <= 16);
+}
+
 // As root the kernel side loads while the program already runs (under
 // ptrace, held at its exit among other stops) and adopts it then: the peak it
 // reached and freed before must be the tree's, its memory now the total. Here

@@ -82,7 +82,7 @@ struct mm_state {
     __u32 users;                    /* tracked thread groups using it */
     __u32 slot;                     /* its leaf in the max-tree of shared counts */
     __u32 filter;                   /* its slot of mm_filter (MRSS_NO_FILTER: none) */
-    __u32 pad;
+    __u32 gen;                      /* its slot's generation when it took it (see shared_rise()) */
 };
 
 /* Sizes (MRSS_TABLE_ENTRIES in events.h): 16384 thread groups and address
@@ -161,23 +161,32 @@ struct {
  * every change: a max-tree (each inner node the largest of its four
  * children) over one leaf per address space, laid out in an array by
  * level: level k (0: the root, 7: the leaves) at tree[4^k .. 2 * 4^k).
- * A change of one count rewrites its leaf and the 7 nodes above it under
- * the lock: two CPUs updating at once never leave a node off the truth,
- * and the root, tree[1], is the maximum. Its leaves are handed out from a
- * stack of free slots. (It replaced a running maximum that a shrink of the
- * largest set made stale until the next walk of the whole mms table. Four
+ * A fall of one count rewrites its leaf and the nodes above it under the
+ * lock (shared_slot()); a rise, most changes, raises them without it
+ * (shared_rise()). Two CPUs updating at once never leave a node off the
+ * truth, and the root, tree[1], is the maximum. Its leaves are handed out
+ * from a stack of free slots. (It replaced a running maximum that a shrink
+ * of the largest set made stale until the next walk of the whole mms table. Four
  * children a node rather than two: half the levels, so half the
  * instructions the verifier checks in each of the five programs that
  * change it, at every run, and fewer at every change.) */
 #define MRSS_TREE_LEAVES MRSS_TABLE_ENTRIES  /* a power of four */
 #define MRSS_TREE_LEVELS 7                   /* log4(MRSS_TREE_LEAVES) */
 _Static_assert(MRSS_TREE_LEAVES == 1 << (2 * MRSS_TREE_LEVELS), "the max-tree's depth");
+/* A leaf holds its count in its low 40 bits (pages: 4 PiB) and above them
+ * the generation of its slot, which goes up each time the slot is handed
+ * out: a write made without the lock lands only in the slot of the address
+ * space that read it (shared_rise()). */
+#define MRSS_LEAF_GEN_SHIFT 40
+#define MRSS_LEAF_PAGES ((1ULL << MRSS_LEAF_GEN_SHIFT) - 1)
+#define MRSS_LEAF_GENS ((1U << (64 - MRSS_LEAF_GEN_SHIFT)) - 1)
 struct shared_state {
     struct bpf_spin_lock lock;
     __u32 free_top;                    /* slots in free_slots */
     __u32 fresh;                       /* slots fresh .. MRSS_TREE_LEAVES - 1 were never used */
-    __u32 pad;
-    __u64 tree[2 * MRSS_TREE_LEAVES];  /* tree[1]: the maximum; tree[MRSS_TREE_LEAVES + slot]: a count; tree[0] and
+    __u32 walks;                       /* odd while a walk under the lock runs; +2 at each (see shared_rise()) */
+    __u64 tree[2 * MRSS_TREE_LEAVES];  /* tree[1]: the maximum; tree[MRSS_TREE_LEAVES + slot]: a count, with
+                                          its slot's generation above MRSS_LEAF_GEN_SHIFT; tree[0] and
                                           tree[2 * 4^k .. 4^(k + 1)) unused */
     __u32 free_slots[MRSS_TREE_LEAVES];
 };
@@ -514,6 +523,10 @@ __attribute__((noinline)) __u32 shared_slot(struct mm_state *e, __u32 op)
     struct shared_state *st = bpf_map_lookup_elem(&shared_lock, &zero);
     if (!st || !e) return MRSS_TREE_LEAVES;
     bpf_spin_lock(&st->lock);
+    /* Odd from here to the unlock: a rise made meanwhile without the lock
+     * (shared_rise()) sees it and comes here. An atomic add: on x86 also a
+     * full barrier, so no leaf is read below before it is visible. */
+    __sync_fetch_and_add(&st->walks, 1);
     if (op == MRSS_SLOT_NEW) {
         if (st->free_top > 0) {
             st->free_top--;
@@ -526,9 +539,12 @@ __attribute__((noinline)) __u32 shared_slot(struct mm_state *e, __u32 op)
     }
     __u32 slot = e->slot;
     if (slot >= MRSS_TREE_LEAVES) {
+        __sync_fetch_and_add(&st->walks, 1);
         bpf_spin_unlock(&st->lock);
         return MRSS_TREE_LEAVES;
     }
+    __u32 leaf = (MRSS_TREE_LEAVES + slot) & (2 * MRSS_TREE_LEAVES - 1);
+    if (op == MRSS_SLOT_NEW) e->gen = ((__u32)(st->tree[leaf] >> MRSS_LEAF_GEN_SHIFT) + 1) & MRSS_LEAF_GENS;
     /* The latest counts, read under the lock: of two threads of one mm
      * publishing at once, the later one's stays. */
     __u64 value = e->file + e->shmem;
@@ -548,10 +564,11 @@ __attribute__((noinline)) __u32 shared_slot(struct mm_state *e, __u32 op)
      * or two up). base: the first node of the level below; index: the
      * changed node in it. */
     __u32 base = MRSS_TREE_LEAVES, index = slot;
-    st->tree[(base + index) & (2 * MRSS_TREE_LEAVES - 1)] = value;
+    st->tree[leaf] = ((__u64)e->gen << MRSS_LEAF_GEN_SHIFT) | (value & MRSS_LEAF_PAGES);
     for (int level = 0; level < MRSS_TREE_LEVELS; level++) {
         const __u64 *four = &st->tree[(base + (index & ~3u)) & (2 * MRSS_TREE_LEAVES - 4)];
-        __u64 largest = larger(larger(four[0], four[1]), larger(four[2], four[3]));
+        __u64 largest = larger(larger(four[0] & MRSS_LEAF_PAGES, four[1] & MRSS_LEAF_PAGES),
+                               larger(four[2] & MRSS_LEAF_PAGES, four[3] & MRSS_LEAF_PAGES));
         base >>= 2;
         index >>= 2;
         __u64 *node = &st->tree[(base + index) & (2 * MRSS_TREE_LEAVES - 1)];
@@ -559,8 +576,60 @@ __attribute__((noinline)) __u32 shared_slot(struct mm_state *e, __u32 op)
         *node = largest;
     }
     shared_max = st->tree[1];
+    __sync_fetch_and_add(&st->walks, 1);
     bpf_spin_unlock(&st->lock);
     return slot;
+}
+
+/* A rise of e's file + shmem count, made without the lock: most changes of
+ * those counts are page faults, each a rise (a fork child mapping its
+ * parent's libraries again, a program reading a file it mapped). Its leaf
+ * is raised with a compare-and-swap that also checks the slot's generation
+ * (still e's), then each node above it with raise_to() up to the first one
+ * already as large: rises alone keep every node the largest of its
+ * children, in any order. Only a walk under the lock (shared_slot(): a fall,
+ * a slot handed out or given back) recomputes nodes from their children,
+ * and could store over a node this raised from a leaf it read before the
+ * raise. Such walks make walks odd while they run and add 2 in all: a rise
+ * that finds walks odd, or changed when it is done, returns 0, and its
+ * caller then does it again under the lock, which recomputes its path from
+ * the leaves. A walk that starts after this one has read walks the last time
+ * sees every store made here (atomic, so visible before that read). So does
+ * a change of e's counts made meanwhile by another thread: that is seen as
+ * e's count no longer what was stored, and it too returns 0. Returns 1 when
+ * the count rose and the tree has it; 2 when the shared maximum rose too. */
+__attribute__((noinline)) int shared_rise(struct mm_state *e)
+{
+    __u32 zero = 0;
+    struct shared_state *st = bpf_map_lookup_elem(&shared_lock, &zero);
+    if (!st || !e) return 0;
+    __u32 walks = *(volatile __u32 *)&st->walks;
+    if (walks & 1) return 0;
+    __u32 slot = *(volatile __u32 *)&e->slot;
+    if (slot >= MRSS_TREE_LEAVES) return 0;
+    __u64 value = e->file + e->shmem;
+    __u64 *leaf = &st->tree[(MRSS_TREE_LEAVES + slot) & (2 * MRSS_TREE_LEAVES - 1)];
+    __u64 word = *(volatile __u64 *)leaf;
+    __u64 tagged = ((__u64)e->gen << MRSS_LEAF_GEN_SHIFT) | (value & MRSS_LEAF_PAGES);
+    if ((word >> MRSS_LEAF_GEN_SHIFT) != e->gen || value <= (word & MRSS_LEAF_PAGES) || value > MRSS_LEAF_PAGES)
+        return 0;
+    if (__sync_val_compare_and_swap(leaf, word, tagged) != word) return 0;
+    __u32 base = MRSS_TREE_LEAVES, index = slot;
+    for (int level = 0; level < MRSS_TREE_LEVELS; level++) {
+        base >>= 2;
+        index >>= 2;
+        __u64 *node = &st->tree[(base + index) & (2 * MRSS_TREE_LEAVES - 1)];
+        if (*(volatile __u64 *)node >= value) break;
+        raise_to(node, value);
+    }
+    int result = 1;
+    if (value > *(volatile __u64 *)&shared_max) {
+        raise_to(&shared_max, value);
+        result = 2;
+    }
+    if (*(volatile __u32 *)&st->walks != walks || e->file + e->shmem != value) return 0;
+    e->shared = value;
+    return result;
 }
 
 /* Keeps contrib_pages and the shared maximum in step with e's counters. */
@@ -749,10 +818,21 @@ int BPF_PROG(on_rss_stat, struct mm_struct *mm, int member)
             raise_to(&e->peak, value + e->file + e->shmem);
             return 0;
         }
-    } else if (member == MM_FILEPAGES) {
-        *(volatile __u64 *)&e->file = value;
-    } else if (member == MM_SHMEMPAGES) {
-        *(volatile __u64 *)&e->shmem = value;
+    } else if (member == MM_FILEPAGES || member == MM_SHMEMPAGES) {
+        if (member == MM_FILEPAGES)
+            *(volatile __u64 *)&e->file = value;
+        else
+            *(volatile __u64 *)&e->shmem = value;
+        /* A rise, most often: the tree's anon total is unchanged, and the
+         * total itself only if the shared maximum rose. Anything else (a
+         * fall; a race with a walk under the lock) goes under the lock. */
+        int rise = shared_rise(e);
+        if (rise) {
+            raise_to(&e->peak, e->anon + e->file + e->shmem);
+            if (rise == 2) evaluate();
+            return 0;
+        }
+        shared_slot(e, MRSS_SLOT_SET);
     } else {
         *(volatile __u64 *)&e->swap = value;
         return 0;
