@@ -6,7 +6,26 @@
 # glibc itself stays shared (a static glibc breaks getpwnam and dlopen, and
 # glibc is on every such system): the binary needs a glibc at least as new as
 # the symbols it uses, which scripts/portable.sh prints.
-option(MAX_RSS_PORTABLE "Link libstdc++, libgcc and fmt statically, for other glibc distributions" OFF)
+#
+# On by default, sanitizer builds aside (ASan wants the shared C++ runtime;
+# scripts/test.sh's second stage passes -fsanitize in CMAKE_CXX_FLAGS):
+# measured side by side (2026-11-24), the dynamic loader's work for
+# libstdc++, libgcc_s and libfmt took ~1 ms of every run's start
+# (`max_rss --version` 3.2-3.5 -> 2.3 ms, /bin/true itself 2.2 ms), and
+# their pages mapped by fault-around most of a MiB of max_rss's own peak
+# (`max_rss -- /bin/true` 5.2 -> 4.7 MiB; 10,000 fork+exec children
+# 8.6 -> 7.8 MiB; 10,000 alive at once 9.4 -> 8.5 MiB). What it costs is
+# build time: fmt's implementation is compiled in each source that formats
+# (a clean build with -j2 here 3m19s -> 4m18s; a precompiled header did not
+# help: 4m32s). A distribution's package, which wants the shared libraries,
+# sets it OFF.
+if(MAX_RSS_SANITIZE OR CMAKE_CXX_FLAGS MATCHES "-fsanitize")
+  set(_max_rss_portable_default OFF)
+else()
+  set(_max_rss_portable_default ON)
+endif()
+option(MAX_RSS_PORTABLE "Link libstdc++, libgcc and fmt statically, for other glibc distributions"
+       ${_max_rss_portable_default})
 
 set(MAX_RSS_FMT fmt::fmt)
 if(MAX_RSS_PORTABLE)
