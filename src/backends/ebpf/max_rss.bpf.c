@@ -180,6 +180,10 @@ _Static_assert(MRSS_TREE_LEAVES == 1 << (2 * MRSS_TREE_LEVELS), "the max-tree's 
 #define MRSS_LEAF_GEN_SHIFT 40
 #define MRSS_LEAF_PAGES ((1ULL << MRSS_LEAF_GEN_SHIFT) - 1)
 #define MRSS_LEAF_GENS ((1U << (64 - MRSS_LEAF_GEN_SHIFT)) - 1)
+/* slot's leaf in tree[] (masked: the verifier's bound), and the word a
+ * leaf holds for a count of pages under a generation. */
+#define MRSS_LEAF_INDEX(slot) ((MRSS_TREE_LEAVES + (slot)) & (2 * MRSS_TREE_LEAVES - 1))
+#define MRSS_LEAF_WORD(gen, pages) (((__u64)(gen) << MRSS_LEAF_GEN_SHIFT) | ((pages) & MRSS_LEAF_PAGES))
 struct shared_state {
     struct bpf_spin_lock lock;
     __u32 free_top;                    /* slots in free_slots */
@@ -543,7 +547,7 @@ __attribute__((noinline)) __u32 shared_slot(struct mm_state *e, __u32 op)
         bpf_spin_unlock(&st->lock);
         return MRSS_TREE_LEAVES;
     }
-    __u32 leaf = (MRSS_TREE_LEAVES + slot) & (2 * MRSS_TREE_LEAVES - 1);
+    __u32 leaf = MRSS_LEAF_INDEX(slot);
     if (op == MRSS_SLOT_NEW) e->gen = ((__u32)(st->tree[leaf] >> MRSS_LEAF_GEN_SHIFT) + 1) & MRSS_LEAF_GENS;
     /* The latest counts, read under the lock: of two threads of one mm
      * publishing at once, the later one's stays. */
@@ -564,7 +568,7 @@ __attribute__((noinline)) __u32 shared_slot(struct mm_state *e, __u32 op)
      * or two up). base: the first node of the level below; index: the
      * changed node in it. */
     __u32 base = MRSS_TREE_LEAVES, index = slot;
-    st->tree[leaf] = ((__u64)e->gen << MRSS_LEAF_GEN_SHIFT) | (value & MRSS_LEAF_PAGES);
+    st->tree[leaf] = MRSS_LEAF_WORD(e->gen, value);
     for (int level = 0; level < MRSS_TREE_LEVELS; level++) {
         const __u64 *four = &st->tree[(base + (index & ~3u)) & (2 * MRSS_TREE_LEAVES - 4)];
         __u64 largest = larger(larger(four[0] & MRSS_LEAF_PAGES, four[1] & MRSS_LEAF_PAGES),
@@ -608,9 +612,9 @@ __attribute__((noinline)) int shared_rise(struct mm_state *e)
     __u32 slot = *(volatile __u32 *)&e->slot;
     if (slot >= MRSS_TREE_LEAVES) return 0;
     __u64 value = e->file + e->shmem;
-    __u64 *leaf = &st->tree[(MRSS_TREE_LEAVES + slot) & (2 * MRSS_TREE_LEAVES - 1)];
+    __u64 *leaf = &st->tree[MRSS_LEAF_INDEX(slot)];
     __u64 word = *(volatile __u64 *)leaf;
-    __u64 tagged = ((__u64)e->gen << MRSS_LEAF_GEN_SHIFT) | (value & MRSS_LEAF_PAGES);
+    __u64 tagged = MRSS_LEAF_WORD(e->gen, value);
     if ((word >> MRSS_LEAF_GEN_SHIFT) != e->gen || value <= (word & MRSS_LEAF_PAGES) || value > MRSS_LEAF_PAGES)
         return 0;
     if (__sync_val_compare_and_swap(leaf, word, tagged) != word) return 0;
