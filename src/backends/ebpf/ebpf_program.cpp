@@ -99,10 +99,10 @@ bool kernel_may_allow_fentry() {
     return error != EPERM && error != EACCES;
 }
 
-// The BPF maps mapped here (the 8 MiB ring buffer, twice, and .bss) are
-// resident from the start and a fork copies their page tables: the program's
-// root, forked from max_rss, would start with 17 MiB it never touched, which
-// its ru_maxrss (wait4) then reports. The child needs none of them.
+// The BPF maps mapped here (the ring buffer, its data twice, and .bss) are
+// resident from the start and a fork copies their page tables: a root forked
+// from max_rss after the load would start with megabytes it never touched,
+// which its ru_maxrss (wait4) then reports. The child needs none of them.
 void keep_maps_out_of_forks() {
     const auto maps = procfs::read_file("/proc/self/maps");
     if (!maps) return;
@@ -184,6 +184,12 @@ struct BpfProgram::Impl {
     // takes, attached. Returns the hooks attached, or throws.
     CowHooks load_libbpf();
     void run_adopt(const char* what) const;
+    // The ring buffer, mapped (its 4 or 8 MiB of data twice: ~0.7 ms here)
+    // the first time it is asked for; null, with errno, if it cannot be.
+    ring_buffer* open_ring(BpfProgram* program) {
+        if (!ring) ring = ring_buffer__new(records_fd, &BpfProgram::dispatch, program, nullptr);
+        return ring;
+    }
 };
 
 // Each load parses the kernel's BTF (~60 ms): the first that works wins.
@@ -243,7 +249,7 @@ void BpfProgram::require_btf() {
                     "; it needs CONFIG_DEBUG_INFO_BTF): use --backend ptrace");
 }
 
-std::unique_ptr<BpfProgram> BpfProgram::load() {
+std::unique_ptr<BpfProgram> BpfProgram::load(Root root) {
     libbpf_set_print(libbpf_print);
     require_btf();
     auto impl = std::make_unique<Impl>();
@@ -269,9 +275,13 @@ std::unique_ptr<BpfProgram> BpfProgram::load() {
     // these values as constants (MRSS_EXACT_ANON, MRSS_EXACT_COW); totals() reads them.
     *in.globals.exact_cow = hooks == CowHooks::Rmap ? 1 : 0;
     *in.globals.exact_anon = hooks == CowHooks::Anon ? 1 : 0;
-    in.ring = ring_buffer__new(in.records_fd, &BpfProgram::dispatch, program.get(), nullptr);
-    if (!in.ring) unavailable(std::string("ring buffer: ") + std::strerror(errno));
-    keep_maps_out_of_forks();
+    // A root forked before the load has none of the maps in its copy, and
+    // max_rss forks nothing else: the ring is mapped at the first read, once
+    // the root runs (ring()), and no mapping needs keeping out of forks.
+    if (root == Root::ForkedAfter) {
+        if (!in.open_ring(program.get())) unavailable(std::string("ring buffer: ") + std::strerror(errno));
+        keep_maps_out_of_forks();
+    }
     log::debug("ebpf: loaded in {:.1f} ms ({})", static_cast<double>(os::monotonic_ns() - started_ns) / 1e6, how);
     return program;
 }
@@ -322,16 +332,24 @@ void BpfProgram::read_from(pid_t tid) {
     __atomic_store_n(impl_->globals.reader_tid, static_cast<__u32>(tid), __ATOMIC_SEQ_CST);
 }
 
+ring_buffer* BpfProgram::ring() {
+    ring_buffer* records = impl_->open_ring(this);
+    if (!records) throw TracerError(std::string("ebpf: mapping the ring buffer: ") + std::strerror(errno));
+    return records;
+}
+
 void BpfProgram::consume() {
+    ring_buffer* records = ring();
     // Cleared first: an exit that finds the ring filling while this reads
     // wakes the reader again rather than finding a wake still pending.
     __atomic_store_n(impl_->globals.reader_woken_ns, 0ULL, __ATOMIC_SEQ_CST);
-    ring_buffer__consume(impl_->ring);
+    ring_buffer__consume(records);
 }
 
 void BpfProgram::poll(int timeout_ms) {
+    ring_buffer* records = ring();
     __atomic_store_n(impl_->globals.reader_polls, 1U, __ATOMIC_SEQ_CST);
-    if (ring_buffer__poll(impl_->ring, timeout_ms) < 0 && errno != EINTR) log::debug("ring_buffer__poll: {}", std::strerror(errno));
+    if (ring_buffer__poll(records, timeout_ms) < 0 && errno != EINTR) log::debug("ring_buffer__poll: {}", std::strerror(errno));
 }
 
 KernelTotals BpfProgram::totals() const {

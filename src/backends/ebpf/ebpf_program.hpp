@@ -14,6 +14,8 @@
 #include <memory>
 #include <string>
 
+struct ring_buffer;  // libbpf's
+
 namespace max_rss::ebpf {
 
 // The tree's figures the kernel side keeps, in pages.
@@ -33,10 +35,15 @@ struct KernelTotals {
 
 class BpfProgram {
 public:
+    // Whether the program's root is forked from max_rss after the load
+    // (its maps are then kept out of the root's copy) or was forked before
+    // it (the overlap: the ring buffer is then mapped at the first read, off
+    // the path between the load and the root's release).
+    enum class Root { ForkedAfter, ForkedBefore };
     // Loads and attaches everything, or throws LaunchError (exit 125) with
     // one line saying why and what to do: no BTF, no privilege, a kernel
     // without one of the attach points. Nothing has been started then.
-    static std::unique_ptr<BpfProgram> load();
+    static std::unique_ptr<BpfProgram> load(Root root = Root::ForkedAfter);
     // The checks load() makes before anything else (BTF), for a caller that
     // loads later, while the program already runs: throws as load() would.
     static void require_btf();
@@ -72,6 +79,8 @@ private:
     struct Impl;
     explicit BpfProgram(std::unique_ptr<Impl> impl);
     static int dispatch(void* ctx, void* data, size_t bytes);
+    // The ring buffer, mapped at the first call; throws TracerError if it cannot be.
+    ring_buffer* ring();
 
     std::unique_ptr<Impl> impl_;
     bool exact_cow_ = false;

@@ -52,7 +52,7 @@ public:
 private:
     void load() {
         try {
-            program_ = BpfProgram::load();
+            program_ = BpfProgram::load(BpfProgram::Root::ForkedBefore);
         } catch (...) {
             error_ = std::current_exception();
         }
