@@ -352,6 +352,14 @@ void BpfProgram::poll(int timeout_ms) {
     if (ring_buffer__poll(records, timeout_ms) < 0 && errno != EINTR) log::debug("ring_buffer__poll: {}", std::strerror(errno));
 }
 
+uint64_t BpfProgram::ring_bytes() const {
+    bpf_map_info info{};
+    __u32 length = sizeof info;
+    if (bpf_obj_get_info_by_fd(impl_->records_fd, &info, &length) != 0)
+        throw TracerError(std::string("ebpf: the ring buffer's size: ") + std::strerror(errno));
+    return info.max_entries;
+}
+
 KernelTotals BpfProgram::totals() const {
     const mrss_globals& g = impl_->globals;
     auto read = [](const auto* field) { return __atomic_load_n(field, __ATOMIC_RELAXED); };

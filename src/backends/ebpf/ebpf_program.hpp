@@ -74,6 +74,8 @@ public:
     void poll(int timeout_ms);
     void on_record(std::function<void(const mrss_record&, size_t bytes)> handler) { handler_ = std::move(handler); }
     [[nodiscard]] KernelTotals totals() const;
+    // The size of the records' ring buffer (its data part), in bytes.
+    [[nodiscard]] uint64_t ring_bytes() const;
 
 private:
     struct Impl;
