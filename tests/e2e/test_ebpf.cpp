@@ -244,6 +244,13 @@ bool kernel_counts_anon_mapped() {
     return btf && btf->find("btf_trace_mod_memcg_lruvec_state") != std::string::npos;
 }
 
+// Whether this kernel has the kfuncs the kernel side wakes its reader with
+// (bpf_send_signal_task: Linux >= 6.13; the other two are older).
+bool kernel_has_wake_kfuncs() {
+    const auto btf = procfs::read_file("/sys/kernel/btf/vmlinux");
+    return btf && btf->find("bpf_send_signal_task") != std::string::npos;
+}
+
 TEST_CASE("ebpf: instant overlaps and copy-on-write copies, within 3% of the cgroup's peak", "[ebpf][exact]") {
     if (skipped()) return;
     if (!kernel_counts_anon_mapped()) {
@@ -478,9 +485,11 @@ TEST_CASE("ebpf: when the largest file set leaves, the next largest is the maxim
 // leaving the rest to its next tick; a record that finds the ring full is
 // counted in lost_records, never dropped unseen. Here nobody reads until the
 // program has ended: its children's fork, exec-entry, exec and exit records
-// (~1.3 KB a child) are half again what the ring holds. Every record the
+// (~1.26 KB a child) are half again what the ring holds. Every record the
 // kernel side made is either read afterwards or counted lost: the root's
-// exec and exit, and four for each child.
+// exec and exit, and four for each child. (The wake needs kfuncs of Linux
+// >= 6.13, which the light object's kernels have; the libbpf object, for
+// older ones, leaves it out where they are missing, and reads at its ticks.)
 TEST_CASE("ebpf: a reader that falls behind is woken, and records a full ring had no room for are counted",
           "[ebpf]") {
     if (skipped()) return;
@@ -491,9 +500,9 @@ TEST_CASE("ebpf: a reader that falls behind is woken, and records a full ring ha
         return;
     }
     auto program = ebpf::BpfProgram::load();
-    constexpr uint64_t kHeaderBytes = 8;  // the ring's own header before each record (records are 8-byte aligned)
-    const uint64_t per_child =
-        3 * (sizeof(mrss_record) + kHeaderBytes) + sizeof(mrss_exec_record) + kHeaderBytes;
+    // A record's room: the ring's 8-byte header, and the record rounded up to 8 bytes.
+    auto room = [](uint64_t bytes) { return 8 + (bytes + 7) / 8 * 8; };
+    const uint64_t per_child = 3 * room(sizeof(mrss_record)) + room(sizeof(mrss_exec_record));
     const uint64_t children = program->ring_bytes() * 3 / 2 / per_child;
     INFO("ring " << program->ring_bytes() << " bytes, " << children << " children of " << per_child << " bytes");
 
@@ -507,7 +516,7 @@ TEST_CASE("ebpf: a reader that falls behind is woken, and records a full ring ha
     sigset_t alarm_only, mask;
     sigemptyset(&alarm_only);
     sigaddset(&alarm_only, SIGALRM);
-    pthread_sigmask(SIG_UNBLOCK, &alarm_only, &mask);
+    REQUIRE(pthread_sigmask(SIG_UNBLOCK, &alarm_only, &mask) == 0);
     struct Restore {
         ebpf::BpfProgram& program;
         const struct sigaction& action;
@@ -528,7 +537,11 @@ TEST_CASE("ebpf: a reader that falls behind is woken, and records a full ring ha
     program->on_record([&read](const mrss_record&, size_t) { ++read; });
     program->consume();
     INFO("woken " << woken << " times, " << read << " records read, " << totals.lost_records << " lost");
-    CHECK(woken >= 1);
+    if (kernel_has_wake_kfuncs())
+        CHECK(woken >= 1);
+    else
+        std::printf("skipped: the wake: this kernel has no bpf_send_signal_task (Linux < 6.13)\n");
+    CHECK(totals.untracked == 0);
     CHECK(totals.lost_records > 0);
     CHECK(read > 0);
     CHECK(read + totals.lost_records == 4 * children + 2);

@@ -42,7 +42,8 @@ public:
     enum class Root { ForkedAfter, ForkedBefore };
     // Loads and attaches everything, or throws LaunchError (exit 125) with
     // one line saying why and what to do: no BTF, no privilege, a kernel
-    // without one of the attach points. Nothing has been started then.
+    // without one of the attach points. With Root::ForkedAfter nothing has
+    // been started then; with Root::ForkedBefore the caller holds the root.
     static std::unique_ptr<BpfProgram> load(Root root = Root::ForkedAfter);
     // The checks load() makes before anything else (BTF), for a caller that
     // loads later, while the program already runs: throws as load() would.
@@ -68,6 +69,8 @@ public:
     // pid namespace, where the kernel side's pids are this process's.
     void read_from(pid_t tid);
     // Hands every record waiting in the ring buffer to on_record, in order.
+    // The first call (of this or poll()) maps the ring if load() did not:
+    // throws TracerError if it cannot be mapped.
     void consume();
     // Waits up to timeout_ms for records, then consumes them. From the first
     // call on, the kernel side wakes the ring's waiters at every record.
