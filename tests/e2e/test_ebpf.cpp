@@ -64,6 +64,18 @@ void check_mib_near(uint64_t bytes, double n) {
     CHECK(mib(bytes) <= n + 2.5);
 }
 
+// An environment variable set for a scope (max_rss reads these at each load).
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+    ~ScopedEnv() { ::unsetenv(name_); }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    const char* name_;
+};
+
 bool has_warning(const RunResult& r, Warning::Kind kind) {
     for (const Warning& w : r.warnings)
         if (w.kind == kind) return true;
@@ -296,10 +308,7 @@ TEST_CASE("ebpf: the libbpf loader, the fallback for other kernels, measures as 
     // The light object (the default here) and libbpf's skeleton are built
     // from one source; the second is what kernels without the light
     // object's attach points get. Both are exercised here.
-    struct Loader {
-        explicit Loader(const char* name) { ::setenv("MAX_RSS_EBPF_LOADER", name, 1); }
-        ~Loader() { ::unsetenv("MAX_RSS_EBPF_LOADER"); }
-    } libbpf("libbpf");
+    const ScopedEnv libbpf("MAX_RSS_EBPF_LOADER", "libbpf");
     auto cow = run_ebpf({fixture("cow_worker"), "100", "200"});
     CHECK(cow.exit.code == 0);
     REQUIRE(cow.processes.size() == 2);
@@ -574,5 +583,38 @@ TEST_CASE("ebpf: a program adopted while it runs keeps the peak it freed before"
     REQUIRE(waitpid(launched.pid, &status, 0) == launched.pid);
     CHECK(WIFEXITED(status));
     os::read_launch_report(launched.report_fd);
+}
+
+// The kernel side's loops over every possible CPU (the per-CPU offsets at
+// the load, an address space's four counters when it is registered, one
+// counter at each of its changes) are bounded loops up to
+// MAX_RSS_EBPF_UNROLLED_CPUS CPUs (8), which the verifier walks pass by
+// pass, and bpf_loop() past it, which machines with many CPUs get. With 0,
+// bpf_loop on this machine's few: the same figures, for a process's peak
+// (its counters summed at every change), copy-on-write copies, and the
+// largest file set (read at registration and at each change).
+TEST_CASE("ebpf: per-CPU sums through bpf_loop, as on many CPUs, measure as the unrolled loops do", "[ebpf][exact]") {
+    if (skipped()) return;
+    const ScopedEnv always_loop("MAX_RSS_EBPF_UNROLLED_CPUS", "0");
+    for (const char* loader : {"light", "libbpf"}) {
+        INFO("loader " << loader);
+        const ScopedEnv which("MAX_RSS_EBPF_LOADER", loader);
+        auto freed = run_ebpf({fixture("touch_free_touch"), "100", "10"});
+        CHECK(freed.exit.code == 0);
+        REQUIRE(freed.processes.size() == 1);
+        check_mib_near(freed.peak.tree_bytes, 100);
+        check_mib_near(freed.processes[0].peak_rss_bytes, 100);
+        if (kernel_counts_anon_mapped()) {
+            auto cow = run_ebpf({fixture("cow_worker"), "100", "200"});
+            CHECK(mib(cow.peak.tree_bytes) >= 200);
+            CHECK(mib(cow.peak.tree_bytes) <= 204);
+            REQUIRE(cow.processes.size() == 2);
+            check_mib_near(cow.processes[1].peak_rss_bytes, 100);
+        }
+        const ebpf::KernelTotals totals = kernel_totals_of({fixture("file_holders"), "1", "2", "24", "1", "12", "1"});
+        const double peak_mib = mib(totals.peak_pages * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
+        CHECK(peak_mib >= 24 - 0.5);
+        CHECK(peak_mib <= 24 + 4);
+    }
 }
 #endif

@@ -142,6 +142,7 @@ struct BpfProgram::Impl {
         skel = max_rss_bpf__open();
         if (!skel) return errno ? errno : EINVAL;
         skel->rodata->nr_cpus = nr_cpus();
+        skel->rodata->unrolled_cpus = unrolled_cpus();
         skel->rodata->guard_tgid = static_cast<__u32>(::getpid());
         bpf_program* prog = nullptr;
         bpf_object__for_each_program(prog, skel->obj) {
@@ -162,12 +163,27 @@ struct BpfProgram::Impl {
         const int cpus = libbpf_num_possible_cpus();
         return cpus > 0 ? static_cast<__u32>(cpus) : 1;
     }
+    // Up to how many possible CPUs the kernel side's per-CPU loops are
+    // unrolled for the verifier (past it, bpf_loop: see max_rss.bpf.c). 8:
+    // the verifier checks ~230 instructions more at every run for each CPU
+    // unrolled (~0.2 ms here), and bpf_loop costs a few ns a CPU at every
+    // counter read. MAX_RSS_EBPF_UNROLLED_CPUS=N sets it (0: always
+    // bpf_loop, which the tests run on a machine of few CPUs).
+    static __u32 unrolled_cpus() {
+        constexpr __u32 kDefault = 8;
+        const char* text = std::getenv("MAX_RSS_EBPF_UNROLLED_CPUS");
+        if (!text || !*text) return kDefault;
+        char* end = nullptr;
+        const unsigned long n = std::strtoul(text, &end, 10);
+        if (*end != '\0' || n > MRSS_MAX_CPUS) return kDefault;
+        return static_cast<__u32>(n);
+    }
     // The light object: every program, the anonymous count included. 0 or an errno.
     // The per-CPU offsets found too (run_adopt), and with them the layout of
     // an mm's counters, which the light object counts on: ENOTSUP (nothing
     // left loaded) where the kernel keeps their per-CPU parts apart.
     int load_light() {
-        const int r = mrss_light_load(nr_cpus(), static_cast<__u32>(::getpid()), &light);
+        const int r = mrss_light_load(nr_cpus(), unrolled_cpus(), static_cast<__u32>(::getpid()), &light);
         if (r != 0) return -r;
         tracked_fd = mrss_light_tracked_fd(light);
         records_fd = mrss_light_records_fd(light);
