@@ -370,13 +370,14 @@ __u32 counters_apart = 0;
 
 /* The loops over every possible CPU (the three below). Up to unrolled_cpus
  * CPUs, a bounded loop, which the verifier walks pass by pass in every
- * program that has one, at every run: ~10-15 instructions a CPU in five
- * programs (the light object at 2 CPUs: 6,410 instructions checked; at 64,
- * 20,274; at 256, 63,090 and ~5 times the time). Past it, bpf_loop(),
- * whose callback it checks once, for a few ns more a CPU when it runs.
- * Both numbers are constants at load time (set by max_rss: 16, or
+ * program that has one, at every run: ~230 instructions more to check for
+ * each CPU (with bounded loops alone, the light object had 6,410 checked at
+ * 2 CPUs, 20,274 at 64 and 63,090 at 256, ~5 times the time). Past it,
+ * bpf_loop(), whose callback it checks once (~6,450 at any count), for a
+ * few ns more a CPU when it runs.
+ * Both numbers are constants at load time (set by max_rss: 8, or
  * MAX_RSS_EBPF_UNROLLED_CPUS), so the verifier keeps one of the two paths. */
-const volatile __u32 unrolled_cpus = 16;
+const volatile __u32 unrolled_cpus = 8;
 #define MRSS_LOOP_CPUS (nr_cpus < MRSS_MAX_CPUS ? nr_cpus : MRSS_MAX_CPUS)
 #define MRSS_CPU_LOOP (nr_cpus > unrolled_cpus)
 
