@@ -249,19 +249,19 @@ TEST_CASE("ebpf: a descendant that outlives the root is followed to its end", "[
     CHECK_FALSE(has_warning(many, Warning::Kind::EventsLost));
 }
 
-// Whether this kernel has the tracepoint the exact copy-on-write count needs
-// (mod_memcg_lruvec_state, Linux >= 6.14): its name is in the kernel's BTF.
-bool kernel_counts_anon_mapped() {
+// Whether name is in the kernel's BTF.
+bool kernel_btf_has(const char* name) {
     const auto btf = procfs::read_file("/sys/kernel/btf/vmlinux");
-    return btf && btf->find("btf_trace_mod_memcg_lruvec_state") != std::string::npos;
+    return btf && btf->find(name) != std::string::npos;
 }
+
+// Whether this kernel has the tracepoint the exact copy-on-write count needs
+// (mod_memcg_lruvec_state, Linux >= 6.14).
+bool kernel_counts_anon_mapped() { return kernel_btf_has("btf_trace_mod_memcg_lruvec_state"); }
 
 // Whether this kernel has the kfuncs the kernel side wakes its reader with
 // (bpf_send_signal_task: Linux >= 6.13; the other two are older).
-bool kernel_has_wake_kfuncs() {
-    const auto btf = procfs::read_file("/sys/kernel/btf/vmlinux");
-    return btf && btf->find("bpf_send_signal_task") != std::string::npos;
-}
+bool kernel_has_wake_kfuncs() { return kernel_btf_has("bpf_send_signal_task"); }
 
 TEST_CASE("ebpf: instant overlaps and copy-on-write copies, within 3% of the cgroup's peak", "[ebpf][exact]") {
     if (skipped()) return;

@@ -380,12 +380,24 @@ __u32 counters_apart = 0;
 const volatile __u32 unrolled_cpus = 8;
 #define MRSS_LOOP_CPUS (nr_cpus < MRSS_MAX_CPUS ? nr_cpus : MRSS_MAX_CPUS)
 #define MRSS_CPU_LOOP (nr_cpus > unrolled_cpus)
+/* Runs ONE(cpu, context) for each possible CPU in order, until it returns
+ * non-zero: the one body serves both loops (its direct calls are inlined
+ * into the bounded one; bpf_loop() calls it by its address). */
+#define MRSS_EACH_CPU(ONE, context)                                  \
+    do {                                                             \
+        if (MRSS_CPU_LOOP) {                                         \
+            bpf_loop(MRSS_LOOP_CPUS, ONE, context, 0);               \
+        } else {                                                     \
+            for (__u32 cpu = 0; cpu < MRSS_MAX_CPUS; cpu++)          \
+                if (cpu >= nr_cpus || ONE(cpu, context)) break;      \
+        }                                                            \
+    } while (0)
 
 struct offset_search {
     __u64 base;
 };
 
-static int find_one_offset(__u32 cpu, void *context)
+static __always_inline int find_one_offset(__u32 cpu, void *context)
 {
     struct offset_search *search = context;
     __u32 zero = 0;
@@ -400,18 +412,8 @@ __attribute__((noinline)) int find_cpu_offsets(void)
     __u64 base = 0;
     bpf_probe_read_kernel(&base, sizeof base,
                           (void *)(as_number(&cpu_probe) + bpf_core_field_offset(struct bpf_array, pptrs)));
-    if (MRSS_CPU_LOOP) {
-        struct offset_search search = {base};
-        bpf_loop(MRSS_LOOP_CPUS, find_one_offset, &search, 0);
-    } else {
-        __u32 zero = 0;
-        for (__u32 cpu = 0; cpu < MRSS_MAX_CPUS; cpu++) {
-            if (cpu >= nr_cpus) break;
-            void *here = bpf_map_lookup_percpu_elem(&cpu_probe, &zero, cpu);
-            if (!here) break;
-            cpu_offset[cpu] = as_number(here) - base;
-        }
-    }
+    struct offset_search search = {base};
+    MRSS_EACH_CPU(find_one_offset, &search);
     struct task_struct *self = (struct task_struct *)bpf_get_current_task();
     struct mm_struct *own = BPF_CORE_READ(self, mm);
     if (own) {
@@ -448,7 +450,7 @@ struct parts_sum {
     __s64 count[NR_MM_COUNTERS];
 };
 
-static int add_one_part(__u32 cpu, void *context)
+static __always_inline int add_one_part(__u32 cpu, void *context)
 {
     struct parts_sum *sum = context;
     __s32 part = 0;
@@ -457,7 +459,7 @@ static int add_one_part(__u32 cpu, void *context)
     return 0;
 }
 
-static int add_four_parts(__u32 cpu, void *context)
+static __always_inline int add_four_parts(__u32 cpu, void *context)
 {
     struct parts_sum *sum = context;
     __s32 parts[NR_MM_COUNTERS] = {};
@@ -472,18 +474,9 @@ static int add_four_parts(__u32 cpu, void *context)
 /* The global part plus every CPU's part at counters. */
 static __always_inline __u64 sum_counter(__s64 count, __u64 counters)
 {
-    if (MRSS_CPU_LOOP) {
-        struct parts_sum sum = {counters, {count}};
-        bpf_loop(MRSS_LOOP_CPUS, add_one_part, &sum, 0);
-        return at_least_zero(sum.count[0]);
-    }
-    for (__u32 cpu = 0; cpu < MRSS_MAX_CPUS; cpu++) {
-        if (cpu >= nr_cpus) break;
-        __s32 part = 0;
-        bpf_probe_read_kernel(&part, sizeof part, (void *)(counters + cpu_offset[cpu]));
-        count += part;
-    }
-    return at_least_zero(count);
+    struct parts_sum sum = {counters, {count}};
+    MRSS_EACH_CPU(add_one_part, &sum);
+    return at_least_zero(sum.count[0]);
 }
 
 /* All four of mm's counters (mm from BPF_CORE_READ), into e: the global
@@ -511,28 +504,12 @@ static __always_inline bool read_counters(struct mm_struct *mm, struct mm_state 
         return true;
 #endif
     }
-    if (MRSS_CPU_LOOP) {
-        struct parts_sum sum = {copy.at[0], {copy.count[0], copy.count[1], copy.count[2], copy.count[3]}};
-        bpf_loop(MRSS_LOOP_CPUS, add_four_parts, &sum, 0);
-        copy.count[0] = sum.count[0];
-        copy.count[1] = sum.count[1];
-        copy.count[2] = sum.count[2];
-        copy.count[3] = sum.count[3];
-    } else {
-        for (__u32 cpu = 0; cpu < MRSS_MAX_CPUS; cpu++) {
-            if (cpu >= nr_cpus) break;
-            __s32 parts[NR_MM_COUNTERS] = {};
-            bpf_probe_read_kernel(parts, sizeof parts, (void *)(copy.at[0] + cpu_offset[cpu]));
-            copy.count[0] += parts[0];
-            copy.count[1] += parts[1];
-            copy.count[2] += parts[2];
-            copy.count[3] += parts[3];
-        }
-    }
-    e->file = at_least_zero(copy.count[MM_FILEPAGES]);
-    e->anon = at_least_zero(copy.count[MM_ANONPAGES]);
-    e->swap = at_least_zero(copy.count[MM_SWAPENTS]);
-    e->shmem = at_least_zero(copy.count[MM_SHMEMPAGES]);
+    struct parts_sum sum = {copy.at[0], {copy.count[0], copy.count[1], copy.count[2], copy.count[3]}};
+    MRSS_EACH_CPU(add_four_parts, &sum);
+    e->file = at_least_zero(sum.count[MM_FILEPAGES]);
+    e->anon = at_least_zero(sum.count[MM_ANONPAGES]);
+    e->swap = at_least_zero(sum.count[MM_SWAPENTS]);
+    e->shmem = at_least_zero(sum.count[MM_SHMEMPAGES]);
     return true;
 }
 
