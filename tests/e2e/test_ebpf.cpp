@@ -26,6 +26,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <optional>
 
 using namespace max_rss;
 using namespace max_rss::test;
@@ -563,15 +565,18 @@ TEST_CASE("ebpf: a reader that falls behind is woken, and records a full ring ha
 // touch_free_touch 64 16 (64 MiB touched and freed, 16 MiB held), launched
 // under ptrace and held at its exit stop, as the backend holds a program while
 // it loads: its address space whole and still. Let go (and reaped) at the end.
+// before_release: run once it is seized, before it execs (to track it from
+// its start).
 class HeldAtExit {
 public:
-    HeldAtExit() {
+    explicit HeldAtExit(std::function<void(pid_t)> before_release = {}) {
         sigset_t mask;
         sigprocmask(SIG_SETMASK, nullptr, &mask);
         os::LaunchSpec spec;
         spec.argv = {fixture("touch_free_touch"), "64", "16"};
         spec.child_mask = mask;
         spec.ptrace_options = PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL;
+        spec.before_release = std::move(before_release);
         launched_ = os::launch(spec);
         REQUIRE(launched_.traced);
         int status = 0;
@@ -668,6 +673,54 @@ TEST_CASE("ebpf: an address space's counters summed over every CPU equal its pag
             INFO("counted " << counted << " pages, the page tables hold " << *walked->rss_bytes / page);
             CHECK(counted == *walked->rss_bytes / page);
             break;
+        }
+    }
+}
+
+// The same, for the counts kept at each change rather than read once: a
+// program tracked from before its exec has every page it maps and frees
+// counted by on_rss_stat, which sums the one counter that changed over every
+// CPU at each change. Its exit record carries its address space's counts as
+// they were at its last change; held at its exit stop, just before, its
+// page tables are walked. Anonymous pages must equal smaps_rollup's
+// Anonymous, and all three counts its Rss, to the page, for both ways of
+// looping over the CPUs. (A build whose per-change sum left the CPUs' parts
+// out passed the test above, which reads the counters at registration.)
+TEST_CASE("ebpf: an address space's counts kept at each change equal its page-table walk at its exit", "[ebpf][exact]") {
+    if (skipped()) return;
+    for (const char* loader : {"light", "libbpf"}) {
+        const ScopedEnv which("MAX_RSS_EBPF_LOADER", loader);
+        for (const char* unrolled : {"8", "0"}) {
+            for (int attempt = 1; attempt <= 3; ++attempt) {
+                INFO("loader " << loader << ", MAX_RSS_EBPF_UNROLLED_CPUS=" << unrolled << ", attempt " << attempt);
+                const ScopedEnv loops("MAX_RSS_EBPF_UNROLLED_CPUS", unrolled);
+                auto program = ebpf::BpfProgram::load();
+                HeldAtExit held([&program](pid_t pid) { program->track(pid); });
+                const pid_t pid = held.pid();
+                const auto before = procfs::read_smaps_rollup(pid);
+                const auto walked = procfs::read_smaps_rollup(pid);
+                CHECK(WIFEXITED(held.let_go()));
+                std::optional<mrss_mm_figures> at_exit;
+                program->on_record([&at_exit, pid](const mrss_record& record, size_t) {
+                    if (record.kind == MRSS_REC_EXIT && record.tgid == static_cast<__u32>(pid)) at_exit = record.mm;
+                });
+                program->consume();
+                REQUIRE(before);
+                REQUIRE(walked);
+                REQUIRE(walked->rss_bytes);
+                REQUIRE(walked->anonymous_bytes);
+                REQUIRE(at_exit);
+                REQUIRE(at_exit->valid == 1);
+                if (before->rss_bytes != walked->rss_bytes && attempt < 3) continue;
+                const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+                const mrss_mm_figures& counted = *at_exit;
+                INFO("counted anon " << counted.anon_pages << ", file " << counted.file_pages << ", shmem "
+                                     << counted.shmem_pages << " pages; the page tables hold "
+                                     << *walked->anonymous_bytes / page << " anonymous of " << *walked->rss_bytes / page);
+                CHECK(counted.anon_pages == *walked->anonymous_bytes / page);
+                CHECK(counted.anon_pages + counted.file_pages + counted.shmem_pages == *walked->rss_bytes / page);
+                break;
+            }
         }
     }
 }
