@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <functional>
 #include <optional>
+#include <utility>
 
 using namespace max_rss;
 using namespace max_rss::test;
@@ -565,15 +566,16 @@ TEST_CASE("ebpf: a reader that falls behind is woken, and records a full ring ha
 // touch_free_touch 64 16 (64 MiB touched and freed, 16 MiB held), launched
 // under ptrace and held at its exit stop, as the backend holds a program while
 // it loads: its address space whole and still. Let go (and reaped) at the end.
-// before_release: run once it is seized, before it execs (to track it from
-// its start).
+// Or argv, with before_release run once it is seized, before it execs (to
+// track it from its start).
 class HeldAtExit {
 public:
-    explicit HeldAtExit(std::function<void(pid_t)> before_release = {}) {
+    explicit HeldAtExit(std::vector<std::string> argv = {fixture("touch_free_touch"), "64", "16"},
+                        std::function<void(pid_t)> before_release = {}) {
         sigset_t mask;
         sigprocmask(SIG_SETMASK, nullptr, &mask);
         os::LaunchSpec spec;
-        spec.argv = {fixture("touch_free_touch"), "64", "16"};
+        spec.argv = std::move(argv);
         spec.child_mask = mask;
         spec.ptrace_options = PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL;
         spec.before_release = std::move(before_release);
@@ -679,23 +681,33 @@ TEST_CASE("ebpf: an address space's counters summed over every CPU equal its pag
 
 // The same, for the counts kept at each change rather than read once: a
 // program tracked from before its exec has every page it maps and frees
-// counted by on_rss_stat, which sums the one counter that changed over every
-// CPU at each change. Its exit record carries its address space's counts as
-// they were at its last change; held at its exit stop, just before, its
-// page tables are walked. Anonymous pages must equal smaps_rollup's
-// Anonymous, and all three counts its Rss, to the page, for both ways of
-// looping over the CPUs. (A build whose per-change sum left the CPUs' parts
-// out passed the test above, which reads the counters at registration.)
+// counted by on_rss_stat, which sums the one counter that changed over the
+// CPUs at each change (every possible CPU on a machine of few, those its
+// address space was seen on past unrolled_cpus). Its exit record carries
+// its address space's counts as they were at its last change; held at its
+// exit stop, just before, its page tables are walked. Anonymous pages must
+// equal smaps_rollup's Anonymous, and all three counts its Rss, to the
+// page. touch_each_cpu changes its counters on each CPU in turn, leaving 5
+// pages in each CPU's part. (A build whose per-change sum left the CPUs'
+// parts out passed the test above, which reads the counters at
+// registration; one that never marked the CPU of a change as seen was off
+// by 5 pages here.)
 TEST_CASE("ebpf: an address space's counts kept at each change equal its page-table walk at its exit", "[ebpf][exact]") {
     if (skipped()) return;
+    // MAX_RSS_EBPF_UNROLLED_CPUS and MAX_RSS_EBPF_CPUS_PER_BIT: every
+    // possible CPU read at each change (a machine of few CPUs); the CPUs
+    // seen, one bit each (many); one bit for two CPUs (more than 64).
+    const std::pair<const char*, const char*> modes[] = {{"8", ""}, {"0", ""}, {"0", "2"}};
     for (const char* loader : {"light", "libbpf"}) {
         const ScopedEnv which("MAX_RSS_EBPF_LOADER", loader);
-        for (const char* unrolled : {"8", "0"}) {
+        for (const auto& [unrolled, per_bit] : modes) {
             for (int attempt = 1; attempt <= 3; ++attempt) {
-                INFO("loader " << loader << ", MAX_RSS_EBPF_UNROLLED_CPUS=" << unrolled << ", attempt " << attempt);
+                INFO("loader " << loader << ", MAX_RSS_EBPF_UNROLLED_CPUS=" << unrolled
+                               << ", MAX_RSS_EBPF_CPUS_PER_BIT=" << per_bit << ", attempt " << attempt);
                 const ScopedEnv loops("MAX_RSS_EBPF_UNROLLED_CPUS", unrolled);
+                const ScopedEnv bits("MAX_RSS_EBPF_CPUS_PER_BIT", per_bit);
                 auto program = ebpf::BpfProgram::load();
-                HeldAtExit held([&program](pid_t pid) { program->track(pid); });
+                HeldAtExit held({fixture("touch_each_cpu"), "8"}, [&program](pid_t pid) { program->track(pid); });
                 const pid_t pid = held.pid();
                 const auto before = procfs::read_smaps_rollup(pid);
                 const auto walked = procfs::read_smaps_rollup(pid);

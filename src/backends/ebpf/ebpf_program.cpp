@@ -143,6 +143,7 @@ struct BpfProgram::Impl {
         if (!skel) return errno ? errno : EINVAL;
         skel->rodata->nr_cpus = nr_cpus();
         skel->rodata->unrolled_cpus = unrolled_cpus();
+        skel->rodata->cpus_per_bit = cpus_per_bit();
         skel->rodata->guard_tgid = static_cast<__u32>(::getpid());
         bpf_program* prog = nullptr;
         bpf_object__for_each_program(prog, skel->obj) {
@@ -178,12 +179,26 @@ struct BpfProgram::Impl {
         if (*end != '\0' || n > MRSS_MAX_CPUS) return kDefault;
         return static_cast<__u32>(n);
     }
+    // Past unrolled_cpus, a counter's change sums the parts of the CPUs its
+    // address space was seen on, kept as one bit for each group of CPUs (0:
+    // the kernel side's own choice, the smallest group that fits every
+    // possible CPU in 64 bits). MAX_RSS_EBPF_CPUS_PER_BIT=N sets a larger
+    // group, which the tests use to have one bit stand for several CPUs.
+    static __u32 cpus_per_bit() {
+        const char* text = std::getenv("MAX_RSS_EBPF_CPUS_PER_BIT");
+        if (!text || !*text) return 0;
+        char* end = nullptr;
+        const unsigned long n = std::strtoul(text, &end, 10);
+        const unsigned long cpus = std::min<unsigned long>(nr_cpus(), MRSS_MAX_CPUS);
+        if (*end != '\0' || n < (cpus + 63) / 64 || n > MRSS_MAX_CPUS) return 0;
+        return static_cast<__u32>(n);
+    }
     // The light object: every program, the anonymous count included. 0 or an errno.
     // The per-CPU offsets found too (run_adopt), and with them the layout of
     // an mm's counters, which the light object counts on: ENOTSUP (nothing
     // left loaded) where the kernel keeps their per-CPU parts apart.
     int load_light() {
-        const int r = mrss_light_load(nr_cpus(), unrolled_cpus(), static_cast<__u32>(::getpid()), &light);
+        const int r = mrss_light_load(nr_cpus(), unrolled_cpus(), cpus_per_bit(), static_cast<__u32>(::getpid()), &light);
         if (r != 0) return -r;
         tracked_fd = mrss_light_tracked_fd(light);
         records_fd = mrss_light_records_fd(light);

@@ -18,13 +18,14 @@ struct mrss_light {
     struct max_rss_light skel;
 };
 
-int mrss_light_load(__u32 nr_cpus, __u32 unrolled_cpus, __u32 guard_tgid, struct mrss_light **out)
+int mrss_light_load(__u32 nr_cpus, __u32 unrolled_cpus, __u32 cpus_per_bit, __u32 guard_tgid, struct mrss_light **out)
 {
     *out = 0;
     struct max_rss_light *skel = max_rss_light__open();
     if (!skel) return errno ? -errno : -ENOMEM;
     skel->rodata->nr_cpus = nr_cpus;
     skel->rodata->unrolled_cpus = unrolled_cpus;
+    skel->rodata->cpus_per_bit = cpus_per_bit;
     skel->rodata->guard_tgid = guard_tgid;
     int error = max_rss_light__load(skel);
     if (!error) error = max_rss_light__attach(skel);

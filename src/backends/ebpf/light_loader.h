@@ -42,9 +42,9 @@ struct mrss_globals {
 struct mrss_light;
 
 /* Loads the light object with its read-only settings (max_rss.bpf.c:
- * nr_cpus, unrolled_cpus, guard_tgid) and attaches every program. 0, or a
+ * nr_cpus, unrolled_cpus, cpus_per_bit, guard_tgid) and attaches every program. 0, or a
  * negative errno (nothing is left loaded then). */
-int mrss_light_load(__u32 nr_cpus, __u32 unrolled_cpus, __u32 guard_tgid, struct mrss_light **out);
+int mrss_light_load(__u32 nr_cpus, __u32 unrolled_cpus, __u32 cpus_per_bit, __u32 guard_tgid, struct mrss_light **out);
 int mrss_light_tracked_fd(const struct mrss_light *light);
 int mrss_light_records_fd(const struct mrss_light *light);
 /* The link of the adopt program (iter/task): bpf_iter_create() runs it. */

@@ -83,6 +83,10 @@ struct mm_state {
     __u32 slot;                     /* its leaf in the max-tree of shared counts */
     __u32 filter;                   /* its slot of mm_filter (MRSS_NO_FILTER: none) */
     __u32 gen;                      /* its slot's generation when it took it (see shared_rise()) */
+    /* With more CPUs than unrolled_cpus: the CPUs whose parts of its
+     * counters may not be zero, one bit for each group of cpus_per_bit
+     * (see sum_seen()). */
+    __u64 cpus;
 };
 
 /* Sizes (MRSS_TABLE_ENTRIES in events.h): 16384 thread groups and address
@@ -443,11 +447,25 @@ static __always_inline __u64 at_least_zero(__s64 count)
     return count > 0 ? (__u64)count : 0;
 }
 
+/* An address space's seen CPUs (mm_state.cpus): bit cpu / cpus_per_bit.
+ * cpus_per_bit is the smallest that puts every possible CPU in 64 bits
+ * (1 up to 64 CPUs), unless max_rss sets a larger one (the tests, with
+ * MAX_RSS_EBPF_CPUS_PER_BIT, to have a bit stand for more than one CPU on a
+ * machine of few). */
+const volatile __u32 cpus_per_bit = 0;
+#define MRSS_CPUS_PER_BIT (cpus_per_bit ? cpus_per_bit : (MRSS_LOOP_CPUS + 63) / 64)
+static __always_inline __u64 cpu_bit(__u32 cpu)
+{
+    return 1ULL << ((cpu / MRSS_CPUS_PER_BIT) & 63);
+}
+
 /* A sum of per-CPU parts: the four counters' parts side by side at at
- * (count[0..3]), or one counter's (count[0]). */
+ * (count[0..3]), or one counter's (count[0]); cpus: with the four, the
+ * bits of the CPUs whose parts were not zero. */
 struct parts_sum {
     __u64 at;
     __s64 count[NR_MM_COUNTERS];
+    __u64 cpus;
 };
 
 static __always_inline int add_one_part(__u32 cpu, void *context)
@@ -468,15 +486,72 @@ static __always_inline int add_four_parts(__u32 cpu, void *context)
     sum->count[1] += parts[1];
     sum->count[2] += parts[2];
     sum->count[3] += parts[3];
+    if (MRSS_CPU_LOOP && (parts[0] | parts[1] | parts[2] | parts[3])) sum->cpus |= cpu_bit(cpu);
     return 0;
 }
 
 /* The global part plus every CPU's part at counters. */
 static __always_inline __u64 sum_counter(__s64 count, __u64 counters)
 {
-    struct parts_sum sum = {counters, {count}};
+    struct parts_sum sum = {counters, {count}, 0};
     MRSS_EACH_CPU(add_one_part, &sum);
     return at_least_zero(sum.count[0]);
+}
+
+/* Bit i's index, for one bit alone (de Bruijn: the top six bits of the
+ * product are distinct for each of the 64). */
+static const __u8 bit_index[64] = {
+    0,  1,  2,  53, 3,  7,  54, 27, 4,  38, 41, 8,  34, 55, 48, 28, 62, 5,  39, 46, 44, 42,
+    22, 9,  24, 35, 59, 56, 49, 18, 29, 11, 63, 52, 6,  26, 37, 40, 33, 47, 61, 45, 43, 21,
+    23, 58, 17, 10, 51, 25, 36, 32, 60, 20, 57, 16, 50, 31, 19, 15, 30, 14, 13, 12,
+};
+#define MRSS_DE_BRUIJN 0x022fdd63cc95386dULL
+
+struct seen_sum {
+    __u64 at;
+    __u64 left;  /* the bits not read yet */
+    __s64 count;
+};
+
+/* The parts of the CPUs of the lowest bit left. */
+static int add_seen_parts(__u32 i, void *context)
+{
+    struct seen_sum *sum = context;
+    __u64 left = sum->left;
+    if (!left) return 1;
+    __u64 lowest = left & -left;
+    sum->left = left ^ lowest;
+    __u32 first = bit_index[(lowest * MRSS_DE_BRUIJN) >> 58] * MRSS_CPUS_PER_BIT;
+    for (__u32 k = 0; k < MRSS_MAX_CPUS / 64; k++) {
+        __u32 cpu = first + k;
+        if (k >= MRSS_CPUS_PER_BIT || cpu >= nr_cpus) break;
+        __s32 part = 0;
+        bpf_probe_read_kernel(&part, sizeof part, (void *)(sum->at + cpu_offset[cpu & (MRSS_MAX_CPUS - 1)]));
+        sum->count += part;
+    }
+    return 0;
+}
+
+/* One counter of e at a change, on a machine of many CPUs: its global part
+ * plus the parts of the CPUs e has been seen on, not of every possible CPU
+ * (a bpf_loop() turn each, ~33 ns here: at 64 possible CPUs the full sum
+ * made a page fault cost ~2.5 times as much). A CPU's part of a counter is
+ * changed only on that CPU, and the kernel changes an mm's counters under
+ * its page-table lock, with its rss_stat event just after, on the same CPU:
+ * that CPU's bit is set here before any part is read. The bits of the
+ * others were set by their own events, or at registration for the parts
+ * found then (read_counters(); all of them where the kernel keeps the four
+ * counters' parts apart). The bits are never cleared: a program that
+ * runs on every CPU in turn comes back to the full sum. Like the full sum,
+ * it can come out low, not high, while another CPU changes a part (read
+ * after the global part). */
+static __always_inline __u64 sum_seen(__s64 count, __u64 counters, struct mm_state *e)
+{
+    __u64 bit = cpu_bit(bpf_get_smp_processor_id());
+    if (!(*(volatile __u64 *)&e->cpus & bit)) __sync_fetch_and_or(&e->cpus, bit);
+    struct seen_sum sum = {counters, *(volatile __u64 *)&e->cpus, count};
+    bpf_loop(64, add_seen_parts, &sum, 0);
+    return at_least_zero(sum.count);
 }
 
 /* All four of mm's counters (mm from BPF_CORE_READ), into e: the global
@@ -501,11 +576,13 @@ static __always_inline bool read_counters(struct mm_struct *mm, struct mm_state 
         e->anon = sum_counter(copy.count[MM_ANONPAGES], copy.at[MM_ANONPAGES]);
         e->swap = sum_counter(copy.count[MM_SWAPENTS], copy.at[MM_SWAPENTS]);
         e->shmem = sum_counter(copy.count[MM_SHMEMPAGES], copy.at[MM_SHMEMPAGES]);
+        e->cpus = ~0ULL;  /* every CPU read at each change: these old kernels' path stays simple */
         return true;
 #endif
     }
-    struct parts_sum sum = {copy.at[0], {copy.count[0], copy.count[1], copy.count[2], copy.count[3]}};
+    struct parts_sum sum = {copy.at[0], {copy.count[0], copy.count[1], copy.count[2], copy.count[3]}, 0};
     MRSS_EACH_CPU(add_four_parts, &sum);
+    e->cpus = sum.cpus;
     e->file = at_least_zero(sum.count[MM_FILEPAGES]);
     e->anon = at_least_zero(sum.count[MM_ANONPAGES]);
     e->swap = at_least_zero(sum.count[MM_SWAPENTS]);
@@ -523,11 +600,12 @@ static __always_inline bool read_counters(struct mm_struct *mm, struct mm_state 
         counters = (__u64)mm->rss_stat[K].counters;                       \
     } while (0)
 
-static __always_inline __u64 read_trusted_counter(struct mm_struct *mm, int member)
+static __always_inline __u64 read_trusted_counter(struct mm_struct *mm, int member, struct mm_state *e)
 {
     __s64 count = 0;
     __u64 counters = 0;
     MRSS_READ_MEMBER(member, MRSS_LOAD_COUNTER);
+    if (MRSS_CPU_LOOP) return sum_seen(count, counters, e);
     return sum_counter(count, counters);
 }
 
@@ -863,7 +941,7 @@ int BPF_PROG(on_rss_stat, struct mm_struct *mm, int member)
     if (!maybe_tracked(MRSS_FILTER_SLOT(mm))) return 0;
     struct mm_state *e = bpf_map_lookup_elem(&mms, &key);
     if (!e) return 0;
-    __u64 value = read_trusted_counter(mm, member);
+    __u64 value = read_trusted_counter(mm, member, e);
     /* Plain stores: of two CPUs storing, the later store wins either way. */
     if (member == MM_ANONPAGES) {
         *(volatile __u64 *)&e->anon = value;
