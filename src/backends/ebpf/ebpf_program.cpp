@@ -190,7 +190,8 @@ struct BpfProgram::Impl {
         char* end = nullptr;
         const unsigned long n = std::strtoul(text, &end, 10);
         const unsigned long cpus = std::min<unsigned long>(nr_cpus(), MRSS_MAX_CPUS);
-        if (*end != '\0' || n < (cpus + 63) / 64 || n > MRSS_MAX_CPUS) return 0;
+        // At most MRSS_MAX_CPUS / 64: the kernel side reads that many CPUs a bit.
+        if (*end != '\0' || n < (cpus + 63) / 64 || n > MRSS_MAX_CPUS / 64) return 0;
         return static_cast<__u32>(n);
     }
     // The light object: every program, the anonymous count included. 0 or an errno.
@@ -265,7 +266,7 @@ CowHooks BpfProgram::Impl::load_libbpf() {
                            &bss->upper_peak_pages, &bss->peak_pages,       &bss->peak_ns,
                            &bss->lost_records,     &bss->untracked,        &bss->adopt_tgid,
                            &bss->reader_tid,       &bss->reader_polls,     &bss->reader_woken_ns,
-                           &bss->counters_apart};
+                           &bss->counters_apart,   &bss->full_sums};
     // The per-CPU offsets every counter read needs, found before anyone is tracked.
     run_adopt("finding the per-CPU offsets");
     return hooks;
@@ -407,6 +408,7 @@ KernelTotals BpfProgram::totals() const {
     t.upper_peak_pages = read(g.upper_peak_pages);
     t.lost_records = read(g.lost_records);
     t.untracked = read(g.untracked);
+    t.full_sums = read(g.full_sums);
     t.anon_pages = read(g.anon_mapped_pages);
     return t;
 }

@@ -28,6 +28,9 @@ struct KernelTotals {
     uint64_t upper_peak_pages = 0;
     uint64_t lost_records = 0;  // records the ring buffer had no room for
     uint64_t untracked = 0;     // processes and address spaces a full table could not take
+    // Past unrolled_cpus: counter changes whose sum over the CPUs seen did
+    // not move, summed again over every CPU (a change on a CPU not marked).
+    uint64_t full_sums = 0;
     // With the exact anonymous count: the tree's anonymous pages it still
     // counts (0 once every process is gone and every unmapping was seen).
     int64_t anon_pages = 0;

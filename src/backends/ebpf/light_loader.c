@@ -69,6 +69,7 @@ void mrss_light_globals(struct mrss_light *light, struct mrss_globals *g)
     g->reader_polls = &bss->reader_polls;
     g->reader_woken_ns = &bss->reader_woken_ns;
     g->counters_apart = &bss->counters_apart;
+    g->full_sums = &bss->full_sums;
 }
 
 void mrss_light_destroy(struct mrss_light *light)

@@ -37,6 +37,7 @@ struct mrss_globals {
     __u32 *reader_polls;
     __u64 *reader_woken_ns;
     __u32 *counters_apart;
+    __u64 *full_sums;
 };
 
 struct mrss_light;

@@ -255,6 +255,7 @@ static __always_inline void stamp_peak(void)
 }
 __u64 lost_records = 0;
 __u64 untracked = 0;         /* processes and address spaces a full table could not take */
+__u64 full_sums = 0;         /* changes sum_seen() found unmoved and summed over every CPU */
 
 /* A per-CPU array of one element: where its value lives on each CPU, minus
  * its per-CPU base address, is that CPU's per-CPU offset (this kernel may
@@ -507,51 +508,68 @@ static const __u8 bit_index[64] = {
 };
 #define MRSS_DE_BRUIJN 0x022fdd63cc95386dULL
 
-struct seen_sum {
-    __u64 at;
-    __u64 left;  /* the bits not read yet */
-    __s64 count;
-};
-
-/* The parts of the CPUs of the lowest bit left. */
+/* The parts of the CPUs of the lowest bit left in sum->cpus (taken out). */
 static int add_seen_parts(__u32 i, void *context)
 {
-    struct seen_sum *sum = context;
-    __u64 left = sum->left;
+    struct parts_sum *sum = context;
+    __u64 left = sum->cpus;
     if (!left) return 1;
     __u64 lowest = left & -left;
-    sum->left = left ^ lowest;
+    sum->cpus = left ^ lowest;
     __u32 first = bit_index[(lowest * MRSS_DE_BRUIJN) >> 58] * MRSS_CPUS_PER_BIT;
     for (__u32 k = 0; k < MRSS_MAX_CPUS / 64; k++) {
         __u32 cpu = first + k;
         if (k >= MRSS_CPUS_PER_BIT || cpu >= nr_cpus) break;
         __s32 part = 0;
         bpf_probe_read_kernel(&part, sizeof part, (void *)(sum->at + cpu_offset[cpu & (MRSS_MAX_CPUS - 1)]));
-        sum->count += part;
+        sum->count[0] += part;
     }
+    return 0;
+}
+
+static __always_inline int add_one_part_marking(__u32 cpu, void *context)
+{
+    struct parts_sum *sum = context;
+    __s32 part = 0;
+    bpf_probe_read_kernel(&part, sizeof part, (void *)(sum->at + cpu_offset[cpu & (MRSS_MAX_CPUS - 1)]));
+    sum->count[0] += part;
+    if (part) sum->cpus |= cpu_bit(cpu);
     return 0;
 }
 
 /* One counter of e at a change, on a machine of many CPUs: its global part
  * plus the parts of the CPUs e has been seen on, not of every possible CPU
  * (a bpf_loop() turn each, ~33 ns here: at 64 possible CPUs the full sum
- * made a page fault cost ~2.5 times as much). A CPU's part of a counter is
- * changed only on that CPU, and the kernel changes an mm's counters under
- * its page-table lock, with its rss_stat event just after, on the same CPU:
- * that CPU's bit is set here before any part is read. The bits of the
- * others were set by their own events, or at registration for the parts
- * found then (read_counters(); all of them where the kernel keeps the four
- * counters' parts apart). The bits are never cleared: a program that
- * runs on every CPU in turn comes back to the full sum. Like the full sum,
- * it can come out low, not high, while another CPU changes a part (read
- * after the global part). */
-static __always_inline __u64 sum_seen(__s64 count, __u64 counters, struct mm_state *e)
+ * added ~2.4 us to a ~1.5 us page fault). A CPU's part of a counter is
+ * changed only on that CPU, and the kernel changes an mm's counters mostly
+ * under its page-table lock, with its rss_stat event just after, on the
+ * same CPU: that CPU's bit is set here before any part is read. The bits of
+ * the others were set by their own events, or at registration for the
+ * parts found then (read_counters(); all of them where the kernel keeps the
+ * four counters' parts apart). A few changes are made outside that lock
+ * (khugepaged's collapse of a range into a huge page, in its own thread or
+ * in MADV_COLLAPSE): preempted between the change and its event, the task
+ * can move, and its event then runs on a CPU whose part did not change.
+ * That is seen as a sum that did not move (before: e's count at its last
+ * change): every CPU is read then, and those whose parts are not zero are
+ * marked. The bits are never cleared: a program that runs on every CPU in
+ * turn comes back to the full sum. */
+static __always_inline __u64 sum_seen(__s64 count, __u64 counters, struct mm_state *e, __u64 before)
 {
     __u64 bit = cpu_bit(bpf_get_smp_processor_id());
     if (!(*(volatile __u64 *)&e->cpus & bit)) __sync_fetch_and_or(&e->cpus, bit);
-    struct seen_sum sum = {counters, *(volatile __u64 *)&e->cpus, count};
+    /* One sum on the stack for both ways, so that the verifier finds the
+     * same state after either and checks the rest of the program once. */
+    struct parts_sum sum = {counters, {count}, *(volatile __u64 *)&e->cpus};
     bpf_loop(64, add_seen_parts, &sum, 0);
-    return at_least_zero(sum.count);
+    if (at_least_zero(sum.count[0]) == before) {
+        __sync_fetch_and_add(&full_sums, 1);
+        sum.count[0] = count;
+        sum.cpus = 0;
+        MRSS_EACH_CPU(add_one_part_marking, &sum);
+        if (sum.cpus & ~*(volatile __u64 *)&e->cpus) __sync_fetch_and_or(&e->cpus, sum.cpus);
+    }
+    return at_least_zero(sum.count[0]);
 }
 
 /* All four of mm's counters (mm from BPF_CORE_READ), into e: the global
@@ -593,19 +611,23 @@ static __always_inline bool read_counters(struct mm_struct *mm, struct mm_state 
 /* One of the counters of a trusted mm (a tracepoint's argument): its two
  * fields are plain loads, not helper calls, on the path of every page
  * fault. Neither is a pointer to a struct, so the verifier's
- * "__safe_trusted" search (see above) is not made for them. */
+ * "__safe_trusted" search (see above) is not made for them. Also e's count
+ * of it at its last change (a constant member: no branch to check). */
+#define MRSS_COUNT_IN(e, K)                                                                       \
+    ((K) == MM_ANONPAGES ? (e)->anon : (K) == MM_FILEPAGES ? (e)->file : (K) == MM_SHMEMPAGES ? (e)->shmem : (e)->swap)
 #define MRSS_LOAD_COUNTER(K)                                              \
     do {                                                                  \
         count = mm->rss_stat[K].count;                                    \
         counters = (__u64)mm->rss_stat[K].counters;                       \
+        before = MRSS_COUNT_IN(e, K);                                     \
     } while (0)
 
 static __always_inline __u64 read_trusted_counter(struct mm_struct *mm, int member, struct mm_state *e)
 {
     __s64 count = 0;
-    __u64 counters = 0;
+    __u64 counters = 0, before = 0;
     MRSS_READ_MEMBER(member, MRSS_LOAD_COUNTER);
-    if (MRSS_CPU_LOOP) return sum_seen(count, counters, e);
+    if (MRSS_CPU_LOOP) return sum_seen(count, counters, e, before);
     return sum_counter(count, counters);
 }
 
@@ -868,6 +890,17 @@ static __always_inline struct mm_state *register_mm(struct mm_struct *mm, bool f
     struct mm_state *e = bpf_map_lookup_elem(&mms, &key);
     if (!e) return 0;
     if (fork_of_tracked && MRSS_EXACT_COW) __sync_fetch_and_add(&overcount_pages, (__s64)fresh.anon);
+    /* With the seen CPUs (sum_seen()): a change made between the read
+     * above and the insert had its event turned away, and its CPU may be
+     * marked nowhere. Read again, now that events find the entry (into
+     * fresh: adopt()'s stack has no room for another copy). */
+    if (MRSS_CPU_LOOP && read_counters(mm, &fresh)) {
+        __sync_fetch_and_or(&e->cpus, fresh.cpus);
+        e->anon = fresh.anon;
+        e->file = fresh.file;
+        e->shmem = fresh.shmem;
+        e->swap = fresh.swap;
+    }
     account(key, e);
     evaluate();
     return e;
