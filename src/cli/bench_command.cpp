@@ -10,6 +10,7 @@
 #include <max_rss/report/bench_console.hpp>
 #include <max_rss/report/compare.hpp>
 #include <max_rss/report/export.hpp>
+#include <max_rss/report/words.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -100,7 +101,7 @@ Provenance provenance_of(const Plan& plan) {
     provenance.min_runs = plan.settings.runs != 0 ? plan.settings.runs : plan.settings.min_runs;
     provenance.max_runs = plan.settings.runs != 0 ? plan.settings.runs : plan.settings.max_runs;
     provenance.warmup = plan.settings.warmup;
-    provenance.backend = plan.backend == BackendKind::Sample ? "sample" : "ptrace";
+    provenance.backend = backend_name(plan.backend);
     return provenance;
 }
 

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <fstream>
 
 using namespace max_rss::test;
@@ -95,6 +96,35 @@ TEST_CASE("bench JSON: a real export and the fixed one match docs/bench-schema.j
     const Output refused = validate(dir / "broken.json");
     CHECK(refused.exit_code != 0);
     CHECK(refused.err.find("'times' is a required property") != std::string::npos);
+}
+
+// With --backend ebpf the export says so (it said "ptrace" until
+// 2026-11-27, and the schema had no such value), and each run reads its own
+// peak, a smaller command after a larger one too.
+TEST_CASE("bench JSON: --backend ebpf is named in the provenance, and each run has its own peak", "[bench][ebpf]") {
+    const Output probe = run_max_rss({"-q", "--backend", "ebpf", "--", "/bin/true"});
+    if (probe.exit_code != 0) {
+        std::printf("skipped: %s", probe.err.c_str());
+        return;
+    }
+    TempDir dir;
+    const Output out = run_max_rss({"bench", "--backend", "ebpf", "-r", "3", touch(40), touch(10), "--export-json",
+                                    dir / "mem.json", "--style", "none"});
+    INFO(out.err);
+    REQUIRE(out.exit_code == 0);
+    const json report = json::parse(read_text_file(dir / "mem.json"));
+    CHECK(report["provenance"]["backend"] == "ebpf");
+    REQUIRE(report["results"].size() == 2);
+    for (size_t i = 0; i < 2; ++i) {
+        const double mib = i == 0 ? 40 : 10;
+        for (const json& peak : report["results"][i]["memory_usage_byte"]) {
+            CHECK(peak.get<double>() / MiB >= mib);
+            CHECK(peak.get<double>() / MiB <= mib + 2.5);
+        }
+    }
+    const Output checked = validate(dir / "mem.json");
+    INFO(checked.err);
+    CHECK(checked.exit_code == 0);
 }
 
 TEST_CASE("bench: --setup, --cleanup, --reference, --sort and the other exports", "[bench][hyperfine]") {

@@ -50,7 +50,7 @@ struct Provenance {
     unsigned min_runs = 0;
     unsigned max_runs = 0;
     unsigned warmup = 0;          // -w
-    std::string backend;          // "ptrace" or "sample"
+    std::string backend;          // "ptrace", "ebpf" or "sample"
 };
 
 // --sort, as hyperfine's: auto orders the closing summary by mean peak and
