@@ -107,6 +107,7 @@ struct TracingExecutor::SavedHandlers {
 
 TracingExecutor::TracingExecutor(bool show_output, BackendKind backend)
     : show_output_(show_output), backend_(backend), saved_(std::make_unique<SavedHandlers>()) {
+    prepare_backend(backend_, keep_);  // before the handlers: a refusal leaves nothing to restore
     g_interruption.store(0);
     g_unforwarded.store(0);
     g_unmeasured_child.store(0);
@@ -131,6 +132,7 @@ MeasuredRun TracingExecutor::measure(const std::vector<std::string>& argv) {
     MeasureOptions options;
     options.argv = argv;
     options.backend = backend_;
+    options.keep = &keep_;
     options.take_early_signal = [] { return g_unforwarded.exchange(0); };
     RunResult result;
     // CPU time as hyperfine reads it: what the reaped children added. The

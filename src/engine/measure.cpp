@@ -19,7 +19,7 @@ RunResult measure(const MeasureOptions& options) {
     const int64_t tick_ns = options.sample_interval_ns > 0 ? std::min(options.sample_interval_ns, kHousekeepingNs)
                                                           : kHousekeepingNs;
     // Made first: a backend that cannot work here refuses before anything else.
-    std::unique_ptr<Backend> backend = make_backend(options.backend);
+    std::unique_ptr<Backend> backend = make_backend(options.backend, options.keep);
     os::SignalHub signals({options.forward_signals, tick_ns});
     if (options.take_early_signal)
         if (const int early = options.take_early_signal(); early > 0) signals.inject(early);

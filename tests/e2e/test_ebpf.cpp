@@ -744,4 +744,78 @@ TEST_CASE("ebpf: an address space's counts kept at each change equal its page-ta
         }
     }
 }
+// bench measures many runs in one process: the kernel side is loaded once
+// (prepare_backend) and handed from run to run (MeasureOptions::keep). Each
+// run must measure as a fresh load would: a smaller program after a larger
+// one reads its own peak, not the last run's; children at once and
+// copy-on-write copies as in the cases above; and every run uses the one
+// kernel side that was loaded, with either loader.
+TEST_CASE("ebpf: a kernel side kept from run to run measures each run as a fresh load does", "[ebpf][keep]") {
+    if (skipped()) return;
+    for (const char* loader : {"light", "libbpf"}) {
+        INFO("loader " << loader);
+        std::optional<ScopedEnv> libbpf;
+        if (std::string_view(loader) == "libbpf") libbpf.emplace("MAX_RSS_EBPF_LOADER", "libbpf");
+        KeptBackends keep;
+        prepare_backend(BackendKind::Ebpf, keep);
+        REQUIRE(keep.ebpf);
+        const ebpf::BpfProgram* loaded = keep.ebpf.get();
+        auto run_kept = [&](std::vector<std::string> argv) {
+            MeasureOptions options;
+            options.argv = std::move(argv);
+            options.backend = BackendKind::Ebpf;
+            options.keep = &keep;
+            RunResult r = measure(options);
+            CHECK(r.exit.code == 0);
+            CHECK(r.warnings.empty());
+            CHECK(keep.ebpf.get() == loaded);  // handed on, not loaded again
+            return r;
+        };
+        auto large = run_kept({fixture("touch"), "100"});
+        check_mib_near(large.peak.tree_bytes, 100);
+        auto small = run_kept({fixture("touch"), "10"});
+        check_mib_near(small.peak.tree_bytes, 10);
+        REQUIRE(small.processes.size() == 1);
+        check_mib_near(small.processes[0].peak_rss_bytes, 10);
+        // Its peak is on its own timeline, inside its own run.
+        const auto& points = small.timeline.points;
+        REQUIRE(!points.empty());
+        const auto top = std::max_element(points.begin(), points.end(),
+                                          [](const auto& a, const auto& b) { return a.total_bytes < b.total_bytes; });
+        CHECK(top->total_bytes == small.peak.tree_bytes);
+        CHECK(top->t_ns > 0);
+        CHECK(static_cast<double>(top->t_ns) <= small.wall_seconds * 1e9);
+        auto at_once = run_kept({fixture("children_touch"), "concurrent", "4", "50"});
+        REQUIRE(at_once.processes.size() == 5);
+        CHECK(mib(at_once.peak.tree_bytes) >= 200);
+        CHECK(mib(at_once.peak.tree_bytes) <= 206);
+        if (kernel_counts_anon_mapped()) {
+            auto cow = run_kept({fixture("cow_worker"), "100", "200"});
+            CHECK(mib(cow.peak.tree_bytes) >= 200);
+            CHECK(mib(cow.peak.tree_bytes) <= 204);
+        }
+        auto last = run_kept({fixture("touch"), "5"});
+        check_mib_near(last.peak.tree_bytes, 5);
+    }
+}
+
+// A kernel side that still follows a process is not handed to another run:
+// its tables would be that run's from the start.
+TEST_CASE("ebpf: a kernel side still following a process is not readied for another run", "[ebpf][keep]") {
+    if (skipped()) return;
+    auto program = ebpf::BpfProgram::load();
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        ::pause();
+        ::_exit(0);
+    }
+    program->track(child);
+    CHECK_FALSE(program->ready_for_next_run());
+    ::kill(child, SIGKILL);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    // Gone (its entry only waits for the reaping's RCU grace period): ready.
+    CHECK(program->ready_for_next_run());
+}
 #endif

@@ -20,6 +20,20 @@
 
 namespace max_rss {
 
+namespace ebpf {
+class BpfProgram;
+}
+
+// What a backend may keep from one run to the next of the same max_rss
+// process (bench measures many runs): the ebpf backend's kernel side, loaded
+// once and handed from run to run while each run leaves it as it found it,
+// so that no run pays the load (~15 ms here) in its wall time. Empty until
+// prepare_backend() or a run fills it; what it holds stays loaded and
+// attached until it is destroyed.
+struct KeptBackends {
+    std::shared_ptr<ebpf::BpfProgram> ebpf;
+};
+
 // Everything one run gives its backend.
 struct RunContext {
     std::vector<std::string> argv;
@@ -48,7 +62,15 @@ public:
 OptionalBytes ru_maxrss_bytes(const std::optional<rusage>& usage);
 
 // Throws LaunchError when the backend cannot work here (eBPF without the
-// privilege, BTF or build support): before anything is started.
-std::unique_ptr<Backend> make_backend(BackendKind kind);
+// privilege, BTF or build support): before anything is started. With keep,
+// the backend takes what an earlier run or prepare_backend() left there, and
+// leaves there what the next run can use.
+std::unique_ptr<Backend> make_backend(BackendKind kind, KeptBackends* keep = nullptr);
+
+// Loads now, into keep, what kind would load at its first run (the ebpf
+// backend's kernel side; nothing for the others), so that the first run's
+// wall time does not include it either. Throws LaunchError as make_backend()
+// would, before anything is started.
+void prepare_backend(BackendKind kind, KeptBackends& keep);
 
 }  // namespace max_rss

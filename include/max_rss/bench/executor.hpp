@@ -1,6 +1,7 @@
 // The executor behind `max_rss bench`: each measured run is measure()d.
 #pragma once
 
+#include <max_rss/backends/backend.hpp>
 #include <max_rss/bench/runner.hpp>
 #include <max_rss/model.hpp>
 
@@ -16,6 +17,10 @@ namespace max_rss {
 // measured with it), posix_spawn for prepare commands. stdin is /dev/null; stdout and stderr are /dev/null
 // too unless show_output. While it exists, SIGINT, SIGTERM, SIGHUP and SIGQUIT
 // only mark max_rss as interrupted (trace() forwards them to the program).
+//
+// With the ebpf backend, the kernel side is loaded once, when the executor is
+// made (a refusal, LaunchError, comes then, before anything runs), and every
+// run uses it: no run's wall time includes the load.
 class TracingExecutor : public BenchExecutor {
 public:
     explicit TracingExecutor(bool show_output, BackendKind backend = BackendKind::Ptrace);
@@ -31,6 +36,7 @@ private:
     struct SavedHandlers;
     bool show_output_;
     BackendKind backend_;
+    KeptBackends keep_;
     std::unique_ptr<SavedHandlers> saved_;
 };
 

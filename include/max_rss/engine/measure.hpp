@@ -33,6 +33,10 @@ struct MeasureOptions {
     // measure()'s is the caller's alone, and a program that waits for it
     // never ends (bench: a SIGTERM in its first moment).
     std::function<int()> take_early_signal;
+    // Where the backend takes what an earlier run of this process loaded and
+    // leaves it for the next (bench: the ebpf backend's kernel side, loaded
+    // once). nullptr: each run loads its own.
+    KeptBackends* keep = nullptr;
 };
 
 // Runs options.argv to the end of its whole tree (descendants that outlive

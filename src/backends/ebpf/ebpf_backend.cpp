@@ -102,10 +102,28 @@ bool load_while_running() {
 
 class EbpfBackend final : public Backend {
 public:
-    EbpfBackend() {
-        if (load_while_running()) BpfProgram::require_btf();
-        else program_ = BpfProgram::load();
+    explicit EbpfBackend(KeptBackends* keep) : keep_(keep) {
+        if (keep_ && keep_->ebpf) {
+            program_ = std::move(keep_->ebpf);  // loaded for an earlier run, or by prepare_backend()
+            log::debug("ebpf: the kernel side loaded before this run");
+        } else if (load_while_running()) {
+            BpfProgram::require_btf();
+        } else {
+            program_ = BpfProgram::load();
+        }
     }
+    // A run that ended as it should hands its kernel side on, if it left it clean.
+    ~EbpfBackend() override {
+        if (!keep_ || !program_ || !ended_) return;
+        try {
+            if (program_->ready_for_next_run()) keep_->ebpf = std::move(program_);
+            else log::debug("ebpf: the run left state in the kernel side: the next run loads its own");
+        } catch (...) {
+            // A log line that could not be written: the next run loads its own.
+        }
+    }
+    EbpfBackend(const EbpfBackend&) = delete;
+    EbpfBackend& operator=(const EbpfBackend&) = delete;
     MemoryProbe* probe() override { return &probe_; }
     void run(RunContext& context) override;
 
@@ -126,7 +144,9 @@ private:
         return static_cast<int64_t>(monotonic_ns) - (os::monotonic_ns() - context_->recorder.now_ns());
     }
 
-    std::unique_ptr<BpfProgram> program_;
+    KeptBackends* keep_;
+    std::shared_ptr<BpfProgram> program_;
+    bool ended_ = false;  // run() saw the last process go, with no error
     StagedProbe probe_;
     RunContext* context_ = nullptr;
     std::optional<Forwarder> forwarder_;
@@ -168,6 +188,7 @@ void EbpfBackend::run(RunContext& context) {
         recorder.warn(Warning{Warning::Kind::CowBounds, 0, lower_bytes, upper_bytes, 0, {}});
         recorder.tree_upper_bound(upper_bytes);
     }
+    ended_ = true;
 }
 
 // The kernel side is in place first: the root is tracked before it may run.
@@ -424,6 +445,10 @@ void EbpfBackend::kill_tree() {
 }  // namespace
 }  // namespace ebpf
 
-std::unique_ptr<Backend> make_ebpf_backend() { return std::make_unique<ebpf::EbpfBackend>(); }
+std::unique_ptr<Backend> make_ebpf_backend(KeptBackends* keep) { return std::make_unique<ebpf::EbpfBackend>(keep); }
+
+void prepare_ebpf_backend(KeptBackends& keep) {
+    if (!keep.ebpf) keep.ebpf = ebpf::BpfProgram::load(ebpf::BpfProgram::Root::ForkedAfter);
+}
 
 }  // namespace max_rss

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -128,6 +129,7 @@ struct BpfProgram::Impl {
     ring_buffer* ring = nullptr;
     int tracked_fd = -1;
     int records_fd = -1;
+    int mms_fd = -1;
     int adopt_link_fd = -1;
     mrss_globals globals{};
 
@@ -203,6 +205,7 @@ struct BpfProgram::Impl {
         if (r != 0) return -r;
         tracked_fd = mrss_light_tracked_fd(light);
         records_fd = mrss_light_records_fd(light);
+        mms_fd = mrss_light_mms_fd(light);
         adopt_link_fd = mrss_light_adopt_link_fd(light);
         mrss_light_globals(light, &globals);
         run_adopt("finding the per-CPU offsets");
@@ -260,13 +263,15 @@ CowHooks BpfProgram::Impl::load_libbpf() {
     }
     tracked_fd = bpf_map__fd(skel->maps.tracked);
     records_fd = bpf_map__fd(skel->maps.records);
+    mms_fd = bpf_map__fd(skel->maps.mms);
     auto* bss = skel->bss;
     globals = mrss_globals{&bss->exact_cow,        &bss->exact_anon,       &bss->anon_mapped_pages,
                            &bss->contrib_pages,    &bss->overcount_pages,  &bss->shared_max,
                            &bss->upper_peak_pages, &bss->peak_pages,       &bss->peak_ns,
                            &bss->lost_records,     &bss->untracked,        &bss->adopt_tgid,
                            &bss->reader_tid,       &bss->reader_polls,     &bss->reader_woken_ns,
-                           &bss->counters_apart,   &bss->full_sums};
+                           &bss->counters_apart,   &bss->full_sums,        &bss->anon_sum_pages,
+                           &bss->peak_jiffies};
     // The per-CPU offsets every counter read needs, found before anyone is tracked.
     run_adopt("finding the per-CPU offsets");
     return hooks;
@@ -390,6 +395,59 @@ uint64_t BpfProgram::ring_bytes() const {
     if (bpf_obj_get_info_by_fd(impl_->records_fd, &info, &length) != 0)
         throw TracerError(std::string("ebpf: the ring buffer's size: ") + std::strerror(errno));
     return info.max_entries;
+}
+
+namespace {
+
+// Every key of a hash map, or nullopt when the kernel would not list them.
+template <typename Key>
+std::optional<std::vector<Key>> map_keys(int fd) {
+    std::vector<Key> keys;
+    Key key{};
+    // Entries deleted meanwhile can make the walk start over: bounded.
+    for (size_t i = 0; i <= MRSS_TABLE_ENTRIES; ++i) {
+        Key next{};
+        if (bpf_map_get_next_key(fd, keys.empty() ? nullptr : &key, &next) != 0)
+            return errno == ENOENT ? std::optional(keys) : std::nullopt;
+        keys.push_back(next);
+        key = next;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+bool BpfProgram::ready_for_next_run() {
+    Impl& in = *impl_;
+    handler_ = nullptr;
+    // A record of the last run not read yet would be handed to the next: dropped.
+    if (in.ring) ring_buffer__consume(in.ring);
+    // No address space may still be followed: its max-tree leaf, its filter
+    // slot and its pages in the anonymous count would start the next run.
+    const auto mms = map_keys<__u64>(in.mms_fd);
+    if (!mms || !mms->empty()) return false;
+    // A thread group may stay until it is reaped (sched_process_free runs
+    // after an RCU grace period): its entry is marked exiting, and the
+    // kernel side counts nothing more for it but the unmapping of pages it
+    // no longer has. Any other entry is a process of the last run.
+    const auto tgids = map_keys<__u32>(in.tracked_fd);
+    if (!tgids) return false;
+    for (const __u32 tgid : *tgids) {
+        TaskState state{};
+        if (bpf_map_lookup_elem(in.tracked_fd, &tgid, &state) == 0 && state.exiting == 0) return false;
+    }
+    const mrss_globals& g = in.globals;
+    if (__atomic_load_n(g.shared_max, __ATOMIC_SEQ_CST) != 0) return false;
+    // The run's figures, back to those of a fresh load.
+    for (__u64* field : {g.contrib_pages, g.upper_peak_pages, g.peak_pages, g.peak_ns, g.peak_jiffies,
+                         g.lost_records, g.untracked, g.full_sums, g.anon_sum_pages, g.reader_woken_ns})
+        __atomic_store_n(field, 0ULL, __ATOMIC_SEQ_CST);
+    for (__s64* field : {g.anon_mapped_pages, g.overcount_pages}) __atomic_store_n(field, 0LL, __ATOMIC_SEQ_CST);
+    for (__u32* field : {g.adopt_tgid, g.reader_tid, g.reader_polls}) __atomic_store_n(field, 0U, __ATOMIC_SEQ_CST);
+    // The next root is forked from here, with the maps mapped (a root
+    // forked before the load had them mapped after it): kept out of its copy.
+    keep_maps_out_of_forks();
+    return true;
 }
 
 KernelTotals BpfProgram::totals() const {

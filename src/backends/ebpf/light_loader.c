@@ -48,6 +48,8 @@ int mrss_light_tracked_fd(const struct mrss_light *light) { return skel_of(light
 
 int mrss_light_records_fd(const struct mrss_light *light) { return skel_of(light)->maps.records.map_fd; }
 
+int mrss_light_mms_fd(const struct mrss_light *light) { return skel_of(light)->maps.mms.map_fd; }
+
 int mrss_light_adopt_link_fd(const struct mrss_light *light) { return skel_of(light)->links.adopt_fd; }
 
 void mrss_light_globals(struct mrss_light *light, struct mrss_globals *g)
@@ -70,6 +72,8 @@ void mrss_light_globals(struct mrss_light *light, struct mrss_globals *g)
     g->reader_woken_ns = &bss->reader_woken_ns;
     g->counters_apart = &bss->counters_apart;
     g->full_sums = &bss->full_sums;
+    g->anon_sum_pages = &bss->anon_sum_pages;
+    g->peak_jiffies = &bss->peak_jiffies;
 }
 
 void mrss_light_destroy(struct mrss_light *light)

@@ -38,6 +38,8 @@ struct mrss_globals {
     __u64 *reader_woken_ns;
     __u32 *counters_apart;
     __u64 *full_sums;
+    __u64 *anon_sum_pages;
+    __u64 *peak_jiffies;
 };
 
 struct mrss_light;
@@ -48,6 +50,7 @@ struct mrss_light;
 int mrss_light_load(__u32 nr_cpus, __u32 unrolled_cpus, __u32 cpus_per_bit, __u32 guard_tgid, struct mrss_light **out);
 int mrss_light_tracked_fd(const struct mrss_light *light);
 int mrss_light_records_fd(const struct mrss_light *light);
+int mrss_light_mms_fd(const struct mrss_light *light);
 /* The link of the adopt program (iter/task): bpf_iter_create() runs it. */
 int mrss_light_adopt_link_fd(const struct mrss_light *light);
 void mrss_light_globals(struct mrss_light *light, struct mrss_globals *globals);
