@@ -7,9 +7,10 @@
 #
 # For each load, after one unmeasured warm-up of each, ROUNDS rounds of: one
 # untraced run timed here (fork, exec and wait, as bench times a run), then
-# `max_rss bench -r 1` with --backend ptrace and with --backend ebpf, whose
-# run time is read from its JSON export. bench's own start, and with ebpf its
-# load, come before its first run and are in no run's time: this is the cost
+# `max_rss bench -w 1 -r 1` with --backend ptrace and with --backend ebpf,
+# whose measured run's time is read from its JSON export (with ebpf, that run
+# is one the kernel side was handed to, after the warm-up). bench's own start,
+# and with ebpf its load, come before its first run and are in no run's time: this is the cost
 # a bench user sees in each run, where bench/overhead.sh gives that of one
 # `max_rss -- COMMAND`, start and load included. Prints, per load and
 # backend, the median of the rounds' ratios (bench's run over the untraced
@@ -24,6 +25,7 @@ ROUNDS=${2:-9}
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || usage
 MAX_RSS=$BUILD/max_rss
 [[ -x $MAX_RSS ]] || { echo "bench_mode.sh: $MAX_RSS not built" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "bench_mode.sh: python3 is needed to read bench's JSON export" >&2; exit 1; }
 LOADS_DIR=$BUILD/bench-loads
 [[ -x $LOADS_DIR/fork_loop ]] || { echo "bench_mode.sh: $LOADS_DIR not built (target max_rss_bench_loads)" >&2; exit 1; }
 
@@ -56,7 +58,7 @@ untraced_ms() {
 
 # bench_ms BACKEND COMMAND: the time bench gives its one run, in ms
 bench_ms() {
-  "$MAX_RSS" bench --backend "$1" -r 1 -N --style none --export-json "$WORK/b.json" "$2" \
+  "$MAX_RSS" bench --backend "$1" -w 1 -r 1 -N --style none --export-json "$WORK/b.json" "$2" \
     >/dev/null 2>"$WORK/err" </dev/null || { cat "$WORK/err" >&2; exit 1; }
   python3 -c 'import json, sys; print("%.3f" % (json.load(open(sys.argv[1]))["results"][0]["median"] * 1000))' \
     "$WORK/b.json"

@@ -1,5 +1,6 @@
 #include <max_rss/procfs/procfs.hpp>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -259,6 +260,42 @@ std::vector<std::string> read_cmdline(pid_t pid) {
     auto text = read_proc(pid, "cmdline");
     if (!text) return {};
     return parse_cmdline(*text);
+}
+
+std::optional<char> parse_stat_state(std::string_view text) {
+    const size_t open = text.find(" (");
+    const size_t close = text.rfind(')');
+    if (open == std::string_view::npos || close == std::string_view::npos || close < open) return std::nullopt;
+    // ") S ...": the state is one letter between two spaces.
+    if (text.size() < close + 4 || text[close + 1] != ' ' || text[close + 3] != ' ') return std::nullopt;
+    const char state = text[close + 2];
+    if (state < 'A' || state > 'z') return std::nullopt;
+    return state;
+}
+
+bool exit_finished(pid_t tgid) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/task", static_cast<int>(tgid));
+    DIR* tasks = ::opendir(path);
+    if (!tasks) return errno == ENOENT || errno == ESRCH;
+    bool finished = true;
+    while (const dirent* entry = ::readdir(tasks)) {
+        if (entry->d_name[0] == '.') continue;
+        const std::string stat_path = std::string(path) + "/" + entry->d_name + "/stat";
+        const auto text = read_file(stat_path.c_str());
+        if (!text) {
+            if (errno == ENOENT || errno == ESRCH) continue;  // released meanwhile
+            finished = false;
+            break;
+        }
+        const auto state = parse_stat_state(*text);
+        if (!state || (*state != 'Z' && *state != 'X')) {
+            finished = false;
+            break;
+        }
+    }
+    ::closedir(tasks);
+    return finished;
 }
 
 std::string read_exe(pid_t pid) {

@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -160,4 +163,36 @@ TEST_CASE("parse_maps_ranges finds the ranges of one path, nothing else", "[proc
     CHECK(procfs::parse_maps_ranges(text, "[stack]").size() == 1);
     CHECK(procfs::parse_maps_ranges(text, "").empty());  // an anonymous mapping has no path: not asked for
     CHECK(procfs::parse_maps_ranges(text, "/usr/lib/libc.so").empty());
+}
+
+TEST_CASE("parse_stat_state reads the state after the command, whatever the command holds", "[procfs]") {
+    CHECK(procfs::parse_stat_state("9838 (cat) R 9835 9835 1421 0 -1 4194304 132 0 0") == 'R');
+    CHECK(procfs::parse_stat_state("41 (sh) Z 1 41 41 0 -1 4227084 0 0 0") == 'Z');
+    // A program may name itself anything, ") S " and newlines included.
+    CHECK(procfs::parse_stat_state("7 (evil) S 1 (x) D\n) X 1 7 7 0") == 'X');
+    CHECK(procfs::parse_stat_state("7 () D 1 7 7 0") == 'D');
+}
+
+TEST_CASE("parse_stat_state rejects text that is not a stat line", "[procfs]") {
+    CHECK_FALSE(procfs::parse_stat_state(""));
+    CHECK_FALSE(procfs::parse_stat_state("9838 cat R 9835"));
+    CHECK_FALSE(procfs::parse_stat_state("9838 (cat)"));
+    CHECK_FALSE(procfs::parse_stat_state("9838 (cat) "));
+    CHECK_FALSE(procfs::parse_stat_state("9838 (cat) RR 1"));
+    CHECK_FALSE(procfs::parse_stat_state("9838 (cat)R 1"));
+    CHECK_FALSE(procfs::parse_stat_state("9838 (cat) 1 2"));
+    CHECK_FALSE(procfs::parse_stat_state(") R 1 (x"));
+}
+
+TEST_CASE("exit_finished: false while a process runs, true once it is a zombie and once it is gone", "[procfs]") {
+    CHECK_FALSE(procfs::exit_finished(::getpid()));
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) ::_exit(0);
+    // Its exit, waited for without reaping it: a zombie from here.
+    siginfo_t info{};
+    REQUIRE(::waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT) == 0);
+    CHECK(procfs::exit_finished(child));
+    REQUIRE(::waitpid(child, nullptr, 0) == child);
+    CHECK(procfs::exit_finished(child));
 }

@@ -78,6 +78,11 @@ std::vector<std::string> parse_cmdline(std::string_view text);
 // Parses "<number> kB" (the value part of a status/smaps line) into bytes.
 std::optional<uint64_t> parse_kb_value(std::string_view value);
 
+// The state letter of /proc/<tid>/stat ('R', 'S', 'D', 'Z', 'X', ...): the
+// first field after the command, which is in parentheses and may itself hold
+// ") " (the last ')' ends it). nullopt for text that is not a stat line.
+std::optional<char> parse_stat_state(std::string_view text);
+
 // Copies the status and smaps figures into one breakdown (either may be absent).
 MemoryBreakdown make_breakdown(const std::optional<Status>& status,
                                const std::optional<SmapsRollup>& smaps);
@@ -93,5 +98,10 @@ std::optional<SmapsRollup> read_smaps_rollup(pid_t tid);
 std::optional<Statm> read_statm(pid_t tid);
 std::vector<std::string> read_cmdline(pid_t pid);
 std::string read_exe(pid_t pid);
+// Whether thread group tgid is done exiting: gone, or every task of it a
+// zombie (Z, X), so that each has run all of its exit, its address space's
+// teardown included. False while any task of it is anything else (or its
+// tasks cannot be read).
+bool exit_finished(pid_t tgid);
 
 }  // namespace max_rss::procfs

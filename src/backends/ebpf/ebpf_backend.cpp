@@ -106,6 +106,10 @@ public:
         if (keep_ && keep_->ebpf) {
             program_ = std::move(keep_->ebpf);  // loaded for an earlier run, or by prepare_backend()
             log::debug("ebpf: the kernel side loaded before this run");
+        } else if (keep_) {
+            // The last run handed nothing on: loaded first, as prepare_backend()
+            // does, so every run that keeps one is measured the same way.
+            program_ = BpfProgram::load(BpfProgram::Root::ForkedAfter);
         } else if (load_while_running()) {
             BpfProgram::require_btf();
         } else {

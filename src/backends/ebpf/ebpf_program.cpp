@@ -9,9 +9,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <linux/membarrier.h>
 #include <malloc.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -426,16 +428,30 @@ bool BpfProgram::ready_for_next_run() {
     // slot and its pages in the anonymous count would start the next run.
     const auto mms = map_keys<__u64>(in.mms_fd);
     if (!mms || !mms->empty()) return false;
-    // A thread group may stay until it is reaped (sched_process_free runs
-    // after an RCU grace period): its entry is marked exiting, and the
-    // kernel side counts nothing more for it but the unmapping of pages it
-    // no longer has. Any other entry is a process of the last run.
+    // A thread group stays until it is reaped (sched_process_free runs
+    // after an RCU grace period), marked exiting: its exit record is read,
+    // but the unmapping of its pages after its exit hook (exit_mm) still
+    // counts down the tree's anonymous pages. Any other entry is a process
+    // of the last run still followed.
     const auto tgids = map_keys<__u32>(in.tracked_fd);
     if (!tgids) return false;
     for (const __u32 tgid : *tgids) {
         TaskState state{};
         if (bpf_map_lookup_elem(in.tracked_fd, &tgid, &state) == 0 && state.exiting == 0) return false;
     }
+    // So the exiting go: from here their unmapping counts nothing. One whose
+    // exit is still running (an orphan that ended the run with its exit
+    // record, its teardown not done) may be inside a program that found its
+    // entry: a grace period of RCU, under which the kernel side's programs
+    // run, waits for it (membarrier's global command is one, ~10 ms here,
+    // paid only then). Without that, its pages, freed after the reset below,
+    // would count the next run's anonymous pages down.
+    bool exit_running = false;
+    for (const __u32 tgid : *tgids) {
+        if (!procfs::exit_finished(static_cast<pid_t>(tgid))) exit_running = true;
+        bpf_map_delete_elem(in.tracked_fd, &tgid);
+    }
+    if (exit_running && ::syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) != 0) return false;
     const mrss_globals& g = in.globals;
     if (__atomic_load_n(g.shared_max, __ATOMIC_SEQ_CST) != 0) return false;
     // The run's figures, back to those of a fresh load.

@@ -82,10 +82,11 @@ public:
     [[nodiscard]] KernelTotals totals() const;
     // Readies the kernel side for another run of this process (bench), once
     // the last run's processes are all gone: true when they left nothing in
-    // it (no address space followed; no thread group but ones waiting only
-    // for their reaping) and the run's figures are cleared, any record left
-    // unread dropped, and the maps kept out of the next root's fork. False:
-    // it holds state of the last run, and the next run loads its own.
+    // it (no address space followed; no thread group but exiting ones, which
+    // are let go, and whose unmapping still under way then counts nothing)
+    // and the run's figures are cleared, any record left unread dropped,
+    // and the maps kept out of the next root's fork. False: it holds state
+    // of the last run, and the next run loads its own.
     bool ready_for_next_run();
     // The size of the records' ring buffer (its data part), in bytes.
     [[nodiscard]] uint64_t ring_bytes() const;
