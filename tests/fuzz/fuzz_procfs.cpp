@@ -8,7 +8,8 @@
 //   - kB figures are whole KiB; statm figures whole pages;
 //   - a rollup only comes out of text with a "[rollup]" line;
 //   - parse_cmdline's arguments joined with NULs give the text back, less one
-//     final NUL.
+//     final NUL;
+//   - parse_stat_state's letter is the one between the spaces after the last ')'.
 // Run: fuzz_procfs -max_total_time=60 NEW_INPUTS_DIR tests/data/proc   (seeds read recursively)
 #include <max_rss/procfs/procfs.hpp>
 
@@ -121,6 +122,15 @@ void check_kb_value(std::string_view text) {
 
 }  // namespace
 
+// A state comes out only as the letter between the spaces after the last ')'.
+void check_stat_state(std::string_view text) {
+    const std::optional<char> state = procfs::parse_stat_state(text);
+    if (!state) return;
+    const size_t close = text.rfind(')');
+    if (close == std::string_view::npos || text.substr(close, 4) != std::string{')', ' ', *state, ' '})
+        broken("stat state not after the command", text.substr(0, 64));
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     check_status(text);
@@ -128,5 +138,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check_statm(text);
     check_cmdline(text);
     check_kb_value(text);
+    check_stat_state(text);
     return 0;
 }
