@@ -8,6 +8,7 @@
 #include <charconv>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 
 namespace max_rss::procfs {
 namespace {
@@ -273,29 +274,35 @@ std::optional<char> parse_stat_state(std::string_view text) {
     return state;
 }
 
-bool exit_finished(pid_t tgid) {
+std::optional<std::vector<pid_t>> read_task_ids(pid_t tgid) {
     char path[64];
     std::snprintf(path, sizeof path, "/proc/%d/task", static_cast<int>(tgid));
     DIR* tasks = ::opendir(path);
-    if (!tasks) return errno == ENOENT || errno == ESRCH;
-    bool finished = true;
-    while (const dirent* entry = ::readdir(tasks)) {
-        if (entry->d_name[0] == '.') continue;
-        const std::string stat_path = std::string(path) + "/" + entry->d_name + "/stat";
-        const auto text = read_file(stat_path.c_str());
-        if (!text) {
-            if (errno == ENOENT || errno == ESRCH) continue;  // released meanwhile
-            finished = false;
-            break;
-        }
-        const auto state = parse_stat_state(*text);
-        if (!state || (*state != 'Z' && *state != 'X')) {
-            finished = false;
-            break;
-        }
-    }
+    if (!tasks) return std::nullopt;
+    std::vector<pid_t> ids;
+    while (const dirent* entry = ::readdir(tasks))
+        if (entry->d_name[0] != '.') ids.push_back(static_cast<pid_t>(std::strtol(entry->d_name, nullptr, 10)));
     ::closedir(tasks);
-    return finished;
+    return ids;
+}
+
+std::optional<char> read_stat_state(pid_t tid) {
+    const auto text = read_proc(tid, "stat");
+    if (!text) return std::nullopt;
+    const auto state = parse_stat_state(*text);
+    if (!state) errno = EINVAL;
+    return state;
+}
+
+bool exit_finished(pid_t tgid) {
+    const auto tids = read_task_ids(tgid);
+    if (!tids) return errno == ENOENT || errno == ESRCH;
+    for (const pid_t tid : *tids) {
+        const auto state = read_stat_state(tid);
+        if (!state && (errno == ENOENT || errno == ESRCH)) continue;  // released meanwhile
+        if (!state || (*state != 'Z' && *state != 'X')) return false;
+    }
+    return true;
 }
 
 std::string read_exe(pid_t pid) {

@@ -1,5 +1,7 @@
 #include "helpers.hpp"
 
+#include <max_rss/procfs/procfs.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -238,14 +240,7 @@ void check_sigkill_ends_tree(const std::vector<std::string>& options, const std:
     for (const auto& p : {out, err}) std::remove(p.c_str());
 }
 
-char process_state(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    if (!std::getline(in, line)) return '?';
-    auto close_paren = line.rfind(')');
-    if (close_paren == std::string::npos || close_paren + 2 >= line.size()) return '?';
-    return line[close_paren + 2];
-}
+char process_state(pid_t pid) { return max_rss::procfs::read_stat_state(pid).value_or('?'); }
 
 std::string read_text_file(const std::string& path) {
     std::ifstream in(path);

@@ -98,6 +98,12 @@ std::optional<SmapsRollup> read_smaps_rollup(pid_t tid);
 std::optional<Statm> read_statm(pid_t tid);
 std::vector<std::string> read_cmdline(pid_t pid);
 std::string read_exe(pid_t pid);
+// The ids of thread group tgid's tasks (/proc/<tgid>/task); nullopt, with
+// errno set, when they cannot be listed (ENOENT: the group is gone).
+std::optional<std::vector<pid_t>> read_task_ids(pid_t tgid);
+// Task tid's state letter (/proc/<tid>/stat); nullopt, with errno set when
+// the file could not be read (ENOENT, ESRCH: the task is gone).
+std::optional<char> read_stat_state(pid_t tid);
 // Whether thread group tgid is done exiting: gone, or every task of it a
 // zombie (Z, X), so that each has run all of its exit, its address space's
 // teardown included. False while any task of it is anything else (or its

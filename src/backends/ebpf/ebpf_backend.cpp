@@ -40,6 +40,9 @@
 #include <string_view>
 
 namespace max_rss {
+
+void prepare_ebpf_backend(KeptBackends& keep);
+
 namespace ebpf {
 namespace {
 
@@ -103,13 +106,12 @@ bool load_while_running() {
 class EbpfBackend final : public Backend {
 public:
     explicit EbpfBackend(KeptBackends* keep) : keep_(keep) {
-        if (keep_ && keep_->ebpf) {
-            program_ = std::move(keep_->ebpf);  // loaded for an earlier run, or by prepare_backend()
-            log::debug("ebpf: the kernel side loaded before this run");
-        } else if (keep_) {
-            // The last run handed nothing on: loaded first, as prepare_backend()
-            // does, so every run that keeps one is measured the same way.
-            program_ = BpfProgram::load(BpfProgram::Root::ForkedAfter);
+        if (keep_) {
+            // Loaded for an earlier run or by prepare_backend(); else (the last
+            // run handed nothing on) loaded first now, as prepare_backend() does,
+            // so every run that keeps one is measured the same way.
+            prepare_ebpf_backend(*keep_);
+            program_ = std::move(keep_->ebpf);
         } else if (load_while_running()) {
             BpfProgram::require_btf();
         } else {

@@ -29,12 +29,11 @@ namespace {
 // The pids listed in /proc/<pid>/task/<tid>/children for every thread of pid.
 std::vector<pid_t> proc_children(pid_t pid) {
     std::vector<pid_t> out;
-    const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
-    DIR* dir = ::opendir(task_dir.c_str());
-    if (!dir) return out;
-    while (dirent* entry = ::readdir(dir)) {
-        if (entry->d_name[0] == '.') continue;
-        auto text = procfs::read_file((task_dir + "/" + entry->d_name + "/children").c_str());
+    const auto tids = procfs::read_task_ids(pid);
+    if (!tids) return out;
+    for (const pid_t tid : *tids) {
+        const std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/children";
+        auto text = procfs::read_file(path.c_str());
         if (!text) continue;
         const char* p = text->c_str();
         char* end = nullptr;
@@ -43,7 +42,6 @@ std::vector<pid_t> proc_children(pid_t pid) {
             p = end;
         }
     }
-    ::closedir(dir);
     return out;
 }
 
