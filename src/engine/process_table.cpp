@@ -9,30 +9,24 @@ uint32_t ProcessTable::add_process(Process p, uint32_t parent_index, SampledProc
     const auto index = static_cast<uint32_t>(processes_.size() - 1);
     sampled.index = index;
     sampled.family = kNoFamily;
-    live_[pid] = LiveProcess{0, sampled, 0, pid, kNoFamily, false, 0};
+    live_.assign(pid, LiveProcess{0, sampled, 0, pid, kNoFamily, false, 0});
     return index;
 }
 
 void ProcessTable::add_task(pid_t tid, uint32_t index, bool awaiting_first_stop) {
-    tasks_[tid] = TaskEntry{index, awaiting_first_stop, false};
+    tasks_.assign(tid, TaskEntry{index, awaiting_first_stop, false});
     processes_[index].threads++;
-    if (auto it = live_.find(processes_[index].pid); it != live_.end()) it->second.live_tasks++;
+    if (LiveProcess* live = live_.find(processes_[index].pid)) live->live_tasks++;
 }
 
-TaskEntry* ProcessTable::task(pid_t tid) {
-    auto it = tasks_.find(tid);
-    return it == tasks_.end() ? nullptr : &it->second;
-}
+TaskEntry* ProcessTable::task(pid_t tid) { return tasks_.find(tid); }
 
-LiveProcess* ProcessTable::live(pid_t pid) {
-    auto it = live_.find(pid);
-    return it == live_.end() ? nullptr : &it->second;
-}
+LiveProcess* ProcessTable::live(pid_t pid) { return live_.find(pid); }
 
 std::optional<uint32_t> ProcessTable::live_index(pid_t pid) const {
-    auto it = live_.find(pid);
-    if (it == live_.end()) return std::nullopt;
-    return it->second.sampled.index;
+    const LiveProcess* live = live_.find(pid);
+    if (!live) return std::nullopt;
+    return live->sampled.index;
 }
 
 void ProcessTable::remove_live(pid_t pid) {
@@ -63,13 +57,13 @@ pid_t ProcessTable::other_task(uint32_t index, pid_t tid) const {
 }
 
 void ProcessTable::retid_task(pid_t former_tid, pid_t tid) {
-    auto it = tasks_.find(former_tid);
-    if (it == tasks_.end()) return;
-    TaskEntry entry = it->second;
-    tasks_.erase(it);
+    const TaskEntry* former = tasks_.find(former_tid);
+    if (!former) return;
+    TaskEntry entry = *former;
+    tasks_.erase(former_tid);
     entry.awaiting_first_stop = false;
     entry.exiting = false;
-    tasks_[tid] = entry;
+    tasks_.assign(tid, entry);
 }
 
 }  // namespace max_rss

@@ -322,7 +322,7 @@ void Recorder::snapshot(SnapshotCause cause) {
     last_snapshot_ns_ = t;
     SnapshotSum sum;
     std::unordered_map<uint32_t, FamilyTally> families;  // those with two or more live members
-    for (auto& [pid, process] : live) {
+    for (auto&& [pid, process] : live) {
         if (process.mm_released) continue;
         const auto statm = probe_.statm(process.reader_tid);
         if (!statm) continue;
@@ -356,7 +356,7 @@ void Recorder::add_families(SnapshotSum& sum, std::unordered_map<uint32_t, Famil
     // pages exactly once.
     const bool could_be_peak = sum.upper_with(families_upper_bytes) > tally_.best_bytes.value_or(0);
     const bool resolve = could_be_peak && policy::snapshot_affordable(snapshot_spent_ns_, now_ns(), 0);
-    for (auto& [pid, process] : table_.live_processes()) {
+    for (auto&& [pid, process] : table_.live_processes()) {
         if (process.mm_released) continue;
         auto it = families.find(process.sampled.family);
         if (it == families.end()) continue;

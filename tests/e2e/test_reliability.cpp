@@ -243,6 +243,24 @@ TEST_CASE("a bounded fork bomb: every process that existed is in the report", "[
     }
 }
 
+namespace {
+
+// max_rss's own peak running /bin/true, the median of three runs (MiB).
+double own_rss_baseline_mib() {
+    std::vector<double> baselines;
+    for (int i = 0; i < 3; ++i) {
+        const std::string report = temp_path("own_rss_base.json");
+        const auto base = run_binary({"-q", "-o", report, "--", "/bin/true"}, 60);
+        ::unlink(report.c_str());
+        REQUIRE(base.exit_code == 0);
+        baselines.push_back(mib(base.ru_maxrss_bytes));
+    }
+    std::sort(baselines.begin(), baselines.end());
+    return baselines[1];
+}
+
+}  // namespace
+
 TEST_CASE("max_rss's own peak while tracing 10,000 processes one after another", "[reliability][own-rss]") {
     // Issue 5's target: at most 8 MiB of max_rss's own memory for a tree of
     // 10,000 processes. Most of that figure is a baseline max_rss does not
@@ -253,16 +271,7 @@ TEST_CASE("max_rss's own peak while tracing 10,000 processes one after another",
     // binary: measured 2.8 MiB (fork only, ~290 B a process; its heap and the
     // tracing code's pages) and 3.5 MiB (fork+exec, two images, ~360 B),
     // asserted with 0.6-0.7 MiB of room for fault-around's run-to-run noise.
-    std::vector<double> baselines;
-    for (int i = 0; i < 3; ++i) {
-        const std::string report = temp_path("own_rss_base.json");
-        const auto base = run_binary({"-q", "-o", report, "--", "/bin/true"}, 60);
-        ::unlink(report.c_str());
-        REQUIRE(base.exit_code == 0);
-        baselines.push_back(mib(base.ru_maxrss_bytes));
-    }
-    std::sort(baselines.begin(), baselines.end());
-    const double baseline_mib = baselines[1];
+    const double baseline_mib = own_rss_baseline_mib();
     CHECK(baseline_mib <= 6.0);
     struct Case {
         std::vector<std::string> args;
@@ -303,9 +312,15 @@ TEST_CASE("10,000 processes alive at once: all in the report, max_rss's own peak
     const json j = load_json(report);
     ::unlink(report.c_str());
     CHECK(j["processes"].size() == 10001);
-    // Measured 8.9-9.1 MiB: all 10,000 are live at once, so beside each record
-    // the tracer keeps a task, a pid index and a sampler entry for each.
-    CHECK(mib(r.ru_maxrss_bytes) <= 10);
+    // All 10,000 are live at once, so beside each record the tracer keeps a
+    // task and a live-process entry for each. Issue 5's 8 MiB target, with
+    // the baseline's run-to-run noise taken out as above: measured 3.4-3.5
+    // MiB over a 3.9-4.2 MiB baseline (7.3-7.4 MiB in all; 8.3-8.9 before
+    // PidTable and --gc-sections), asserted with 0.5 MiB of room.
+    const double baseline_mib = own_rss_baseline_mib();
+    const double added_mib = mib(r.ru_maxrss_bytes) - baseline_mib;
+    WARN("wide_tree 10000: " << added_mib << " MiB over the /bin/true baseline of " << baseline_mib << " MiB");
+    CHECK(added_mib <= 4.0);
 }
 
 // ---------------------------------------------------------------------------

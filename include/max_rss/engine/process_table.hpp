@@ -4,6 +4,7 @@
 // lives, keyed by pid (pids are recycled only after max_rss reaped them).
 #pragma once
 
+#include <max_rss/engine/pid_table.hpp>
 #include <max_rss/engine/snapshot.hpp>
 #include <max_rss/model.hpp>
 
@@ -75,15 +76,15 @@ public:
 
     [[nodiscard]] size_t task_count() const { return tasks_.size(); }
     [[nodiscard]] size_t live_count() const { return live_.size(); }
-    [[nodiscard]] const std::unordered_map<pid_t, TaskEntry>& tasks() const { return tasks_; }
-    [[nodiscard]] std::unordered_map<pid_t, LiveProcess>& live_processes() { return live_; }
+    [[nodiscard]] const PidTable<TaskEntry>& tasks() const { return tasks_; }
+    [[nodiscard]] PidTable<LiveProcess>& live_processes() { return live_; }
     [[nodiscard]] const std::deque<Process>& processes() const { return processes_; }
 
 private:
     std::deque<Process>& processes_;
     std::deque<uint32_t> parents_;  // per process, live or not (4 bytes each)
-    std::unordered_map<pid_t, TaskEntry> tasks_;
-    std::unordered_map<pid_t, LiveProcess> live_;
+    PidTable<TaskEntry> tasks_;
+    PidTable<LiveProcess> live_;
     std::unordered_map<uint32_t, uint32_t> family_sizes_;  // only families with live members
 };
 
