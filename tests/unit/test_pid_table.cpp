@@ -4,6 +4,7 @@
 
 #include <map>
 #include <random>
+#include <stdexcept>
 #include <unordered_map>
 
 using max_rss::PidTable;
@@ -79,10 +80,11 @@ TEST_CASE("PidTable: a value's address survives other keys' inserts and erases",
     CHECK(table.find(4242) == held);
     CHECK(held->bytes == 7);
     CHECK(table.size() == 1 + 10000 + 10000);
-    // Erased slots are reused, so the values' storage does not grow with churn.
     table.erase(4242);
     CHECK(table.find(4242) == nullptr);
     CHECK(table.find(0) == nullptr);  // never a key
+    CHECK_THROWS_AS(table.assign(0, Value{}), std::logic_error);
+    CHECK(table.size() == 10000 + 10000);
     table.assign(4242, Value{9, 2});
     CHECK(table.find(4242)->bytes == 9);
 }

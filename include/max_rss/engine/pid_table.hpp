@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -73,8 +74,10 @@ public:
     }
     [[nodiscard]] const T* find(pid_t pid) const { return const_cast<PidTable*>(this)->find(pid); }
 
-    // The value of pid, replaced by value if it was there.
+    // The value of pid, replaced by value if it was there. pid 0 marks an
+    // empty entry and is no task's: a logic error.
     T& assign(pid_t pid, T value) {
+        if (pid == 0) throw std::logic_error("PidTable: pid 0 is no task's");
         if (T* existing = find(pid)) return *existing = std::move(value);
         if ((size_ + 1) * 4 > index_.size() * 3) grow();
         uint32_t slot;
