@@ -66,6 +66,9 @@ public:
     using const_iterator = Iterator<const T, const PidTable>;
 
     [[nodiscard]] size_t size() const { return size_; }
+    // Value slots allocated: erased keys' slots are reused, so this is the
+    // most keys held at once since the table was last empty.
+    [[nodiscard]] size_t slots() const { return values_.size(); }
     [[nodiscard]] bool empty() const { return size_ == 0; }
 
     [[nodiscard]] T* find(pid_t pid) {
