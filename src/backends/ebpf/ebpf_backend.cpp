@@ -40,9 +40,6 @@
 #include <string_view>
 
 namespace max_rss {
-
-void prepare_ebpf_backend(KeptBackends& keep);
-
 namespace ebpf {
 namespace {
 
@@ -110,7 +107,7 @@ public:
             // Loaded for an earlier run or by prepare_backend(); else (the last
             // run handed nothing on) loaded first now, as prepare_backend() does,
             // so every run that keeps one is measured the same way.
-            prepare_ebpf_backend(*keep_);
+            prepare_backend(BackendKind::Ebpf, *keep_);
             program_ = std::move(keep_->ebpf);
         } else if (load_while_running()) {
             BpfProgram::require_btf();
