@@ -1,6 +1,6 @@
 // The kernel side of the eBPF backend, loaded and attached: its maps, its
 // globals and its ring buffer of records, behind a small C++ interface (the
-// libbpf skeleton stays inside ebpf_program.cpp).
+// libbpf skeleton stays inside ebpf_load.cpp).
 #pragma once
 
 #include <linux/types.h>

@@ -5,7 +5,7 @@
  * reads and parses the kernel's 5 MiB of BTF first: ~75 of the ~110 ms a
  * load took. The light object has no fentry hooks, so it needs a kernel with
  * the NR_ANON_MAPPED tracepoint (Linux >= 6.14); elsewhere the libbpf path
- * (ebpf_program.cpp) loads the full object.
+ * (ebpf_load.cpp) loads the full object.
  *
  * A C interface: the generated loader is C (void pointer arithmetic,
  * implicit void * conversions) and stays in light_loader.c. */
