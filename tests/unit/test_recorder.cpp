@@ -4,7 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <map>
+#include <thread>
 
 using namespace max_rss;
 
@@ -20,6 +22,9 @@ public:
     std::map<pid_t, procfs::SmapsRollup> smaps;
     std::map<pid_t, Program> programs;
     int smaps_reads = 0;
+    // How long each statm read waits, as on a machine busy with other work:
+    // time passes for max_rss without its own CPU doing anything.
+    std::chrono::milliseconds statm_wait{0};
 
     void set(pid_t tid, uint64_t hwm_mib, uint64_t rss_mib, uint64_t anon_mib, uint64_t shared_mib = 1) {
         procfs::Status s;
@@ -33,7 +38,10 @@ public:
     }
 
     std::optional<procfs::Status> status(pid_t tid) override { return find(statuses, tid); }
-    std::optional<procfs::Statm> statm(pid_t tid) override { return find(statms, tid); }
+    std::optional<procfs::Statm> statm(pid_t tid) override {
+        if (statm_wait.count() > 0) std::this_thread::sleep_for(statm_wait);
+        return find(statms, tid);
+    }
     std::optional<procfs::SmapsRollup> smaps_rollup(pid_t tid) override {
         ++smaps_reads;
         return find(smaps, tid);
@@ -156,6 +164,34 @@ TEST_CASE("recorder: copy-on-write copies count in the tree peak, resolved at a 
     CHECK(r.peak.method == PeakMethod::Exact);
     CHECK(r.peak.tree_bytes == 201 * MiB);  // both copies and the 1 MiB of libraries once
     CHECK(r.peak.release_points == 3);
+}
+
+TEST_CASE("recorder: release points are not skipped because the machine is busy", "[recorder]") {
+    // Each snapshot waits 80 ms (two statm reads) without using max_rss's
+    // CPU. Counted in wall time, four of them (320 ms) would pass the
+    // allowance (200 ms plus a fifth of the run so far) and the fourth would
+    // be skipped; counted in CPU time, as it is, none is.
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 0, 2048}, probe);
+    start_root(rec, probe);
+    probe.set(100, 10, 10, 9);
+    rec.task_created(101, 100, CloneKind::Fork);
+    probe.set(101, 10, 10, 9);
+    rec.first_stop(101);
+    procfs::SmapsRollup shared_half;  // the family's 9 MiB, shared: half in each
+    shared_half.pss_anon_bytes = 9 * MiB / 2;
+    probe.smaps[100] = shared_half;
+    probe.smaps[101] = shared_half;
+    probe.statm_wait = std::chrono::milliseconds(40);
+    for (int i = 0; i < 4; ++i) rec.memory_released(100);
+    probe.statm_wait = std::chrono::milliseconds(0);
+    rec.task_exiting(101);
+    rec.task_reaped(101, exited(0), std::nullopt);
+    rec.task_exiting(100);
+    const RunResult r = rec.finish();
+    CHECK(r.peak.release_points_skipped == 0);
+    CHECK(r.peak.release_points == 6);  // the four, and both exits
+    CHECK(r.peak.method == PeakMethod::Exact);
 }
 
 TEST_CASE("recorder: a fork family whose sharing cannot be read is a bound", "[recorder]") {

@@ -33,9 +33,11 @@ bool wants_smaps_at_exit(ImageOrigin origin, std::optional<uint64_t> rss_bytes);
 // exec, exit, ...): a snapshot at each is how the peak is measured exactly.
 // Each costs a read per live process (and, when a fork family's sharing must
 // be resolved, a page-table walk per member), paid while a task waits. They
-// are taken while max_rss's snapshot time stays within a free allowance plus
-// a share of the run's time so far; beyond it (a 10,000-process tree exiting
-// at once) they are skipped, and the report says the peak is a lower bound.
+// are taken while max_rss's CPU time in snapshots stays within a free
+// allowance plus a share of the run's wall time so far; beyond it (a
+// 10,000-process tree exiting at once) they are skipped, and the report says
+// the peak is a lower bound. CPU time, not wall time: other load on the
+// machine must not decide whether a run is measured exactly.
 inline constexpr int64_t kSnapshotAllowanceNs = 200'000'000;
 inline constexpr int64_t kSnapshotSharePercent = 20;
 bool snapshot_affordable(int64_t spent_ns, int64_t elapsed_ns, int64_t expected_cost_ns);

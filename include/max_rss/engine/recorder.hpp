@@ -158,7 +158,7 @@ private:
     uint32_t next_serial_ = 1;
     std::optional<uint64_t> cgroup_peak_bytes_;
     SnapshotTally tally_;
-    int64_t snapshot_spent_ns_ = 0;  // time spent in snapshots so far
+    int64_t snapshot_spent_ns_ = 0;  // CPU time (this thread) spent in snapshots so far
     int64_t last_snapshot_ns_ = INT64_MIN / 2;
     int64_t last_snapshot_cost_ns_ = 0;
     size_t last_snapshot_processes_ = 0;
