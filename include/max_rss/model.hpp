@@ -73,7 +73,8 @@ enum class ImageOrigin : uint8_t {
     Fork,         // a fork child before (or without) exec: starts as a copy-on-write
                   // copy of its parent; only what it added counts as its own
     SharedMm,     // vfork / CLONE_VM child before exec: runs in its parent's mm,
-                  // owns no memory of its own
+                  // owns no memory of its own (until its parent exits or execs
+                  // and leaves the mm to it: then the mm is its)
 };
 
 // One program image run by a process: from fork or exec to the next exec or exit.
@@ -81,7 +82,8 @@ struct Image {
     std::shared_ptr<const Program> program;
     // The image's own true peak. Exec: VmHWM at its last stop (execve entry or
     // exit). Fork: max(VmHWM - inherited_rss_bytes, private at last stop).
-    // SharedMm: 0 (the memory belongs to the process whose mm it borrows).
+    // SharedMm: 0 (the memory belongs to the process whose mm it borrows),
+    // or the mm's VmHWM once its creator left the mm to it.
     uint64_t peak_rss_bytes = 0;
     // Raw VmHWM as the kernel gave it (for Fork images this includes the
     // parent's pages; it is what ru_maxrss is built from).
@@ -108,7 +110,7 @@ struct Process {
     MemoryBreakdown at_exit;  // at the final exit stop
     int64_t start_ns = 0;
     int64_t end_ns = 0;
-    std::optional<pid_t> shares_mm_with;  // CLONE_VM without exec: counted there
+    std::optional<pid_t> shares_mm_with;  // CLONE_VM without exec: counted there (while that one is in the mm)
     ExitStatus exit;
     bool orphaned = false;  // outlived its parent and was reparented to max_rss
 };

@@ -160,6 +160,7 @@ void Recorder::exec_done(pid_t tid, pid_t former_tid) {
     const int64_t t = now_ns();
     if (!proc.images.empty()) proc.images.back().end_ns = t;
     proc.shares_mm_with.reset();  // exec gives the process its own mm
+    hand_on_mm(proc.pid);         // CLONE_VM children of it stay in the old one
     Image img;
     img.program = intern(probe_.program(tid));
     img.origin = ImageOrigin::Exec;
@@ -170,6 +171,7 @@ void Recorder::exec_done(pid_t tid, pid_t former_tid) {
         live->sampled.inherited = {};
         live->max_resident_bytes = 0;  // a new image starts afresh
         live->reader_tid = proc.pid;
+        live->holds_creators_mm = false;
         table_.set_family(proc.pid, index);  // its own mm: a family of its own
     }
 }
@@ -203,9 +205,40 @@ void Recorder::task_exiting(pid_t tid) {
     // in place: a release point.
     snapshot(SnapshotCause::Release);
     if (live) {
+        hand_on_mm(proc.pid);  // CLONE_VM children of it still run in its mm
         live->mm_released = true;
         table_.set_family(proc.pid, kNoFamily);  // it shares nothing any more
     }
+}
+
+void Recorder::hand_on_mm(pid_t owner_pid) {
+    LiveProcess* owner = table_.live(owner_pid);
+    if (!owner || owner->mm_released) return;
+    // Sharers point at the owner (a sharer's own CLONE_VM children too); the
+    // oldest of them holds the mm from now.
+    pid_t heir_pid = 0;
+    uint32_t heir_serial = UINT32_MAX;
+    for (auto&& [pid, live] : table_.live_processes()) {
+        const Process& p = table_.process(live.sampled.index);
+        if (live.mm_released || p.shares_mm_with != owner_pid || p.serial >= heir_serial) continue;
+        heir_serial = p.serial;
+        heir_pid = pid;
+    }
+    if (heir_pid == 0) return;
+    for (auto&& [pid, live] : table_.live_processes()) {
+        Process& p = table_.process(live.sampled.index);
+        if (p.shares_mm_with == owner_pid) p.shares_mm_with = heir_pid;
+    }
+    LiveProcess* heir = table_.live(heir_pid);
+    table_.process(heir->sampled.index).shares_mm_with.reset();
+    // The mm is the same: how it is counted (an exec'd image's, or a fork
+    // child's with what it inherited), its largest size seen and its family
+    // of copy-on-write sharers go with it.
+    heir->sampled.origin = owner->sampled.origin;
+    heir->sampled.inherited = owner->sampled.inherited;
+    heir->max_resident_bytes = owner->max_resident_bytes;
+    heir->holds_creators_mm = true;
+    table_.set_family(heir_pid, owner->sampled.family);
 }
 
 void Recorder::task_reaped(pid_t tid, const ExitStatus& exit, OptionalBytes ru_maxrss_bytes,
@@ -268,10 +301,18 @@ void Recorder::measure_image(pid_t tid, uint32_t index, bool final_exit) {
     Process& proc = table_.process(index);
     if (proc.images.empty()) return;  // the root before its first exec: max_rss's own copy
     Image& img = proc.images.back();
-    if (img.origin == ImageOrigin::SharedMm) {
-        // Its memory is the mm's owner's, measured at the owner's stops.
-        img.measured = true;
-        return;
+    ImageOrigin origin = img.origin;
+    uint64_t inherited_rss_bytes = img.inherited_rss_bytes.value_or(0);
+    if (origin == ImageOrigin::SharedMm) {
+        const LiveProcess* holder = table_.live(proc.pid);
+        if (!holder || !holder->holds_creators_mm) {
+            // Its memory is the mm's owner's, measured at the owner's stops.
+            img.measured = true;
+            return;
+        }
+        // Its creator left the mm to it: measured as the mm's owner was.
+        origin = holder->sampled.origin;
+        inherited_rss_bytes = origin == ImageOrigin::Fork ? holder->sampled.inherited.resident_bytes : 0;
     }
     const auto status = probe_.status(tid);
     if (!status || !status->hwm_bytes) return;  // the task vanished (SIGKILL)
@@ -283,12 +324,11 @@ void Recorder::measure_image(pid_t tid, uint32_t index, bool final_exit) {
         img.hwm_bytes = sampled_max;
     }
     std::optional<procfs::SmapsRollup> smaps;
-    if (final_exit && policy::wants_smaps_at_exit(img.origin, status->rss_bytes)) smaps = probe_.smaps_rollup(tid);
+    if (final_exit && policy::wants_smaps_at_exit(origin, status->rss_bytes)) smaps = probe_.smaps_rollup(tid);
     uint64_t private_now = 0;
     if (smaps && smaps->private_clean_bytes && smaps->private_dirty_bytes)
         private_now = *smaps->private_clean_bytes + *smaps->private_dirty_bytes;
-    const uint64_t peak =
-        policy::image_peak_bytes(img.origin, *img.hwm_bytes, img.inherited_rss_bytes.value_or(0), private_now);
+    const uint64_t peak = policy::image_peak_bytes(origin, *img.hwm_bytes, inherited_rss_bytes, private_now);
     img.peak_rss_bytes = std::max(img.peak_rss_bytes, peak);
     img.measured = true;
     proc.peak_rss_bytes = std::max(proc.peak_rss_bytes, img.peak_rss_bytes);

@@ -9,9 +9,11 @@ namespace max_rss {
 namespace {
 
 // The most an image held at any moment of its life: its VmHWM (for a fork
-// image, inherited pages included), else its own peak.
+// image, inherited pages included), else its own peak. A shared-mm image
+// holds nothing of its own, unless its creator left the mm to it: then its
+// peak is the mm's.
 uint64_t held_at_most(const Image& img) {
-    if (img.origin == ImageOrigin::SharedMm) return 0;
+    if (img.origin == ImageOrigin::SharedMm) return img.peak_rss_bytes;
     return std::max(img.hwm_bytes.value_or(0), img.peak_rss_bytes);
 }
 

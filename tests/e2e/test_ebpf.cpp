@@ -210,6 +210,18 @@ TEST_CASE("ebpf: fork, vfork, posix_spawn and CLONE_VM children are charged what
     CHECK(vm.processes[1].peak_rss_bytes == 0);
     check_mib_near(vm.peak.tree_bytes, 100);
 
+    // Its creator exits (or execs an image of 30 MiB) and leaves the mm to it.
+    auto left = run_ebpf({fixture("clone_vm_leave"), "exit", "60", "40"});
+    REQUIRE(left.processes.size() == 2);
+    CHECK_FALSE(left.processes[1].shares_mm_with);
+    check_mib_near(left.processes[0].peak_rss_bytes, 60);
+    check_mib_near(left.processes[1].peak_rss_bytes, 100);
+    check_mib_near(left.peak.tree_bytes, 100);
+    auto execd = run_ebpf({fixture("clone_vm_leave"), "exec", "60", "40", "30"});
+    REQUIRE(execd.processes.size() == 2);
+    check_mib_near(execd.processes[1].peak_rss_bytes, 100);
+    check_mib_near(execd.peak.tree_bytes, 131);
+
     auto worker = run_ebpf({fixture("fork_worker"), "100", "50"});
     REQUIRE(worker.processes.size() == 2);
     check_mib_near(worker.processes[1].peak_rss_bytes, 50);

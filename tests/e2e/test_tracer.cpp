@@ -134,6 +134,29 @@ TEST_CASE("clone(CLONE_VM) children are counted once with the mm they share", "[
     CHECK_MIB_NEAR(r.peak.tree_bytes, 100);
 }
 
+TEST_CASE("a CLONE_VM child holds the mm once its creator exits or execs, and is counted there", "[tracer]") {
+    // 60 MiB touched by the creator, 40 more by the child after the creator
+    // left: one mm of 100 MiB, which only the child holds at the end.
+    auto left = run({fixture("clone_vm_leave"), "exit", "60", "40"});
+    CHECK(left.exit.code == 0);
+    REQUIRE(left.processes.size() == 2);
+    CHECK_MIB_NEAR(left.processes[0].peak_rss_bytes, 60);
+    CHECK_FALSE(left.processes[1].shares_mm_with);
+    CHECK_MIB_NEAR(left.processes[1].peak_rss_bytes, 100);
+    CHECK_MIB_NEAR(left.peak.tree_bytes, 100);
+    CHECK(left.peak.method == PeakMethod::Exact);
+
+    // The creator execs an image of 30 MiB and waits: 100 + 30 at the child's exit.
+    auto execd = run({fixture("clone_vm_leave"), "exec", "60", "40", "30"});
+    CHECK(execd.exit.code == 0);
+    REQUIRE(execd.processes.size() == 2);
+    REQUIRE(execd.processes[0].images.size() == 2);
+    CHECK_MIB_NEAR(execd.processes[0].images[1].peak_rss_bytes, 30);
+    CHECK_MIB_NEAR(execd.processes[1].peak_rss_bytes, 100);
+    CHECK_THAT(mib(execd.peak.tree_bytes), Catch::Matchers::WithinAbs(130 + 2.2, 1.5));
+    CHECK(execd.peak.method == PeakMethod::Exact);
+}
+
 TEST_CASE("exec from a non-leader thread keeps one process with two images", "[tracer]") {
     auto r = run({fixture("exec_thread"), "100", fixture("touch"), "10"});
     REQUIRE(r.processes.size() == 1);

@@ -40,6 +40,9 @@ struct LiveProcess {
     // Past its final exit stop: its address space is gone, it holds nothing
     // until it is reaped.
     bool mm_released = false;
+    // A CLONE_VM child that holds the address space it was created in, after
+    // its creator left it (exited or exec'd): measured as the mm's owner.
+    bool holds_creators_mm = false;
     // In a fork family: what it adds by the lower bound, at the last snapshot.
     uint64_t family_lower_bytes = 0;
 };

@@ -138,6 +138,11 @@ private:
     // Reads a stopped task's VmHWM (and, on its final exit, the breakdown) into
     // its process's current image.
     void measure_image(pid_t tid, uint32_t index, bool final_exit);
+    // The process owner_pid leaves its address space (its exit, or its exec)
+    // while CLONE_VM children of it still run there: the oldest of them
+    // holds it from now on (it is counted and measured there), and the
+    // others share it with that one.
+    void hand_on_mm(pid_t owner_pid);
     // A snapshot of every live process now: at a release point (within
     // policy::snapshot_affordable), or from the timer (policy::snapshot_gap_ns).
     enum class SnapshotCause : uint8_t { Release, Timer };
