@@ -91,10 +91,6 @@ std::vector<std::string> command_argv(const std::string& command, const std::opt
 
 namespace {
 
-bool is_interrupt_signal(int sig) {
-    return std::find(std::begin(os::kTerminationSignals), std::end(os::kTerminationSignals), sig) != std::end(os::kTerminationSignals);
-}
-
 
 // "exited with code 1", "was killed by SIGSEGV (core dumped)"
 std::string describe_failure(const ExitStatus& exit) {
@@ -139,16 +135,18 @@ BenchOutcome run_benchmark(const BenchCommand& command, const BenchSettings& set
         state.total = total;
         progress(state);
     };
-    const auto check_interruption = [&](const ExitStatus& exit) {
+    // Only a signal max_rss itself was sent stops the benchmark: a terminal's
+    // ^C reaches the whole process group, max_rss too, and one sent to max_rss
+    // alone is forwarded to the program. A program that dies of SIGINT or
+    // SIGTERM it sent itself (kill $$, raise) has failed like any other: -i
+    // goes on past it.
+    const auto check_interruption = [&]() {
         if (const auto sig = executor.interruption()) throw_interrupted(*sig);
-        // A terminal's ^C reaches the whole process group, and trace() forwards
-        // kill(1)'s signals to the program: either way the program dies of it.
-        if (exit.signal && is_interrupt_signal(*exit.signal)) throw_interrupted(*exit.signal);
     };
     const auto helper = [&](const char* option, const std::string& text, const std::vector<std::string>& argv) {
         if (argv.empty()) return;
         const ExitStatus exit = executor.run_unmeasured(argv);
-        check_interruption(exit);
+        check_interruption();
         if (exit.shell_code() != 0) {
             throw BenchAborted(fmt::format("the {} command '{}' {} (a failing {} always stops the benchmark)", option,
                                            text, describe_failure(exit), option),
@@ -161,7 +159,7 @@ BenchOutcome run_benchmark(const BenchCommand& command, const BenchSettings& set
         MeasuredRun measured = executor.measure(command.argv);
         state.elapsed_seconds += measured.run.wall_seconds;
         ++state.runs_finished;
-        check_interruption(measured.exit);
+        check_interruption();
         if (measured.exit.shell_code() != 0 && !settings.ignore_failure) {
             throw BenchAborted(fmt::format("{}'{}' {} (use -i/--ignore-failure to go on regardless, --show-output "
                                            "to see its output)",

@@ -141,12 +141,26 @@ TEST_CASE("bench loop: ^C stops it even with --ignore-failure", "[bench]") {
     BenchSettings settings;
     settings.runs = 5;
     settings.ignore_failure = true;
-    SECTION("the program died of SIGINT") {
+    SECTION("a program that killed itself with SIGINT or SIGTERM failed, nothing more: -i goes on") {
         FakeExecutor fake;
-        fake.exits = {exited(0), killed(SIGINT)};
-        CHECK_THROWS_MATCHES(run_benchmark(command("x"), settings, fake), BenchAborted,
-                             Catch::Matchers::Message("interrupted by SIGINT"));
-        CHECK(fake.measured == 2);
+        fake.exits = {exited(0), killed(SIGINT), killed(SIGTERM)};
+        const BenchOutcome outcome = run_benchmark(command("x"), settings, fake);
+        CHECK(fake.measured == 5);
+        CHECK(outcome.failed_runs == 2);
+        REQUIRE(outcome.result.runs.size() == 5);
+        CHECK(outcome.result.runs[2].exit_code == 128 + SIGTERM);
+    }
+    SECTION("without -i, it stops the benchmark as a failure, named as one") {
+        FakeExecutor fake;
+        fake.exits = {killed(SIGTERM)};
+        settings.ignore_failure = false;
+        try {
+            run_benchmark(command("x"), settings, fake);
+            FAIL("no BenchAborted");
+        } catch (const BenchAborted& e) {
+            CHECK(e.exit_code == 128 + SIGTERM);
+            CHECK(std::string(e.what()).starts_with("'x' was killed by SIGTERM (use -i/--ignore-failure"));
+        }
     }
     SECTION("max_rss itself was signalled") {
         FakeExecutor fake;
