@@ -17,6 +17,8 @@ namespace {
 constexpr uint32_t kCloneUntraced = 0x00800000;  // CLONE_UNTRACED (a 32-bit flag)
 constexpr uint32_t kMadvPageout = 21;              // MADV_PAGEOUT (Linux 5.4)
 constexpr uint32_t kMadvDontneedLocked = 24;       // MADV_DONTNEED_LOCKED (Linux 5.18)
+constexpr uint32_t kMadvGuardInstall = 102;        // MADV_GUARD_INSTALL (Linux 6.13): zaps the range
+constexpr uint32_t kShmRemap = 040000;             // SHM_REMAP: shmat over a mapping, which it replaces
 
 // One rule: stop (SECCOMP_RET_TRACE | tag) at syscall nr when every test on
 // the low 32 bits of an argument holds (JEQ value, or JSET mask); ALLOW is
@@ -67,11 +69,14 @@ SeccompFilter::SeccompFilter(Part part) {
         {__NR_mremap, StopTag::Release, {}},
         {__NR_shmdt, StopTag::Release, {}},
         {__NR_ftruncate, StopTag::Release, {}},
+        {__NR_truncate, StopTag::Release, {}},
+        {__NR_shmat, StopTag::Release, {{Op::AnyBit, 2, kShmRemap}}},
         {__NR_process_madvise, StopTag::Release, {}},
         {__NR_madvise, StopTag::Release, {{Op::Equals, 2, MADV_DONTNEED}}},
         {__NR_madvise, StopTag::Release, {{Op::Equals, 2, MADV_REMOVE}}},
         {__NR_madvise, StopTag::Release, {{Op::Equals, 2, kMadvPageout}}},
         {__NR_madvise, StopTag::Release, {{Op::Equals, 2, kMadvDontneedLocked}}},
+        {__NR_madvise, StopTag::Release, {{Op::Equals, 2, kMadvGuardInstall}}},
         {__NR_mmap, StopTag::Release, {{Op::AnyBit, 3, MAP_FIXED}, {Op::AnyBit, 3, MAP_ANONYMOUS}}},
         {__NR_fallocate, StopTag::Release, {{Op::AnyBit, 1, FALLOC_FL_PUNCH_HOLE}}},
         // brk(0) only asks where the break is (every glibc program does, at

@@ -14,16 +14,19 @@
 //   Strict     seccomp strict mode asked for: impossible once a filter is
 //              installed (EINVAL); max_rss says so
 //   Release    a call that may make resident memory fall: munmap, mremap,
-//              shmdt, ftruncate, process_madvise, madvise(DONTNEED, REMOVE,
-//              PAGEOUT, DONTNEED_LOCKED), mmap(MAP_FIXED|MAP_ANONYMOUS) over
-//              a mapping, fallocate(PUNCH_HOLE). The tree's total just before
-//              one is a candidate for its peak (docs/how-it-works.md).
+//              shmdt, shmat(SHM_REMAP), ftruncate, truncate, process_madvise,
+//              madvise(DONTNEED, REMOVE, PAGEOUT, DONTNEED_LOCKED,
+//              GUARD_INSTALL), mmap(MAP_FIXED|MAP_ANONYMOUS) over a mapping,
+//              fallocate(PUNCH_HOLE). The tree's total just before one is a
+//              candidate for its peak (docs/how-it-works.md).
 //   Brk        brk: a release only when it lowers the break, which the filter
 //              cannot see (max_rss compares with the last break it allowed)
 // Not stopped (documented gaps): a file mmap(MAP_FIXED) over populated memory
-// (the dynamic loader does it ~3 times a library, over its own empty
-// reservation), MADV_FREE (pages stay resident until the kernel reclaims
-// them), io_uring's madvise, reclaim and swap-out under memory pressure.
+// (/dev/zero's included; the dynamic loader does it ~3 times a library, over
+// its own empty reservation), an open(O_TRUNC) or creat of a file the tree
+// has mapped (every shell redirection would stop), MADV_FREE (pages stay
+// resident until the kernel reclaims them), io_uring's madvise, reclaim and
+// swap-out under memory pressure.
 //   Ptrace     ptrace(PTRACE_TRACEME, PTRACE_ATTACH or PTRACE_SEIZE): refused
 //              (EPERM) when the caller or the target is traced by max_rss; it
 //              says so. Other requests (a debugger's PEEK and POKE) never stop.
