@@ -157,6 +157,10 @@ ExportTarget::ExportTarget(std::string path) : path_(std::move(path)) {
             // write will say why not.
         } else if (!is_link && (!exists_ || S_ISREG(target.st_mode))) {
             kind_ = Kind::Replace;
+            // The rename would replace a file we may not write (the
+            // directory's permission is enough for it): refused, as a
+            // shell's `>` would be.
+            if (exists_ && ::access(path_.c_str(), W_OK) != 0) fail("create", path_, errno);
             // Can a file be created beside it? An anonymous one says so
             // without leaving a name anyone could see.
             const std::string directory = directory_of(path_);
@@ -266,6 +270,13 @@ void ExportTarget::write_replacing(const std::function<void(std::ostream&)>& pro
         if (!temp_path.empty()) ::unlink(temp_path.c_str());
         fail_write(error);
     };
+    // The file it replaces keeps its mode, owner and group: a 0600 report
+    // stays private. (Only root may give it another owner; else it is the
+    // writer's, as any rewrite by rename is.)
+    if (struct stat old {}; ::stat(path_.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+        if (::fchown(fd, old.st_uid, old.st_gid) != 0 && errno != EPERM) give_up(errno);
+        if (::fchmod(fd, old.st_mode & 07777) != 0) give_up(errno);
+    }
     if (const int error = produce_into(fd, produce); error != 0) give_up(error);
     // A name for the anonymous file, only for the rename: rename(2) replaces,
     // linkat(2) cannot.

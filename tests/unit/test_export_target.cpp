@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -55,6 +56,54 @@ TEST_CASE("ExportTarget: a new file gets mode 0666 minus the umask", "[export]")
     REQUIRE(::stat((dir / "out.json").c_str(), &st) == 0);
     CHECK((st.st_mode & 07777) == 0640);
     CHECK(dir.entries() == std::vector<std::string>{"out.json"});
+}
+
+TEST_CASE("ExportTarget: a replaced file keeps its mode, and its owner where max_rss may keep it", "[export]") {
+    TempDir dir;
+    const std::string path = dir / "private.json";
+    { std::ofstream(path) << "old\n"; }
+    REQUIRE(::chmod(path.c_str(), 0600) == 0);
+    const bool root = ::geteuid() == 0;
+    if (root) REQUIRE(::chown(path.c_str(), 65534, 65534) == 0);
+    ExportTarget target(path);
+    target.write("{}\n");
+    struct stat st {};
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0600);
+    CHECK(st.st_uid == (root ? 65534u : ::geteuid()));
+    CHECK(read_file(path) == "{}\n");
+    CHECK(dir.entries() == std::vector<std::string>{"private.json"});
+}
+
+TEST_CASE("ExportTarget: a file it may not write is refused, though its directory would let a rename replace it",
+          "[export]") {
+    // As a user who owns the directory and a read-only file in it (root may
+    // write any file: the check is made as nobody, in a child).
+    TempDir dir;
+    const std::string path = dir / "ro.json";
+    { std::ofstream(path) << "keep\n"; }
+    REQUIRE(::chmod(path.c_str(), 0444) == 0);
+    const bool root = ::geteuid() == 0;
+    if (root) {
+        REQUIRE(::chown(dir.path.c_str(), 65534, 65534) == 0);
+        REQUIRE(::chown(path.c_str(), 65534, 65534) == 0);
+    }
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        if (root && (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)) ::_exit(3);
+        try {
+            ExportTarget target(path);
+            ::_exit(1);  // accepted: it would have replaced the file
+        } catch (const std::runtime_error& e) {
+            ::_exit(std::string(e.what()) == "cannot create export file '" + path + "': Permission denied" ? 0 : 2);
+        }
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(read_file(path) == "keep\n");
 }
 
 TEST_CASE("ExportTarget: a symlink is written through and rewritten by write_intermediate", "[export]") {

@@ -28,7 +28,10 @@ namespace max_rss {
 //    (.NAME.max_rss-PID-N.tmp) only for the moment between linkat(2) and
 //    rename(2): the program never sees it, and a SIGKILL of max_rss leaves
 //    nothing behind. Where the file system has no O_TMPFILE, that named file
-//    exists for the whole write. A new file gets mode 0666 minus the umask.
+//    exists for the whole write. A new file gets mode 0666 minus the umask; a
+//    replaced one keeps its mode, and its owner and group where max_rss may
+//    give them (root). A file max_rss may not write is refused up front,
+//    though its directory would let the rename replace it.
 //  - anything else is opened (following links) and written through: a
 //    symbolic link (it stays a link; a regular file it points to is truncated
 //    and rewritten in place, not atomically; a missing one is created), a
