@@ -968,6 +968,25 @@ static __always_inline struct mrss_record *reserve_record(void)
     return r;
 }
 
+/* Whether the task that changes mm's counters now is outside the tree:
+ * neither running in a tracked address space nor a tracked task. khugepaged
+ * collapsing a huge page in the tree's memory, and a debugger or
+ * process_vm_writev() writing into it, fault pages in from outside; their
+ * NR_ANON_MAPPED changes are not the tree's to on_anon_mapped, which decides
+ * by the task that makes them. */
+static __always_inline bool changed_from_outside(struct mm_struct *mm)
+{
+    struct task_struct *task = bpf_get_current_task_btf();
+    struct mm_struct *own = task->mm;
+    if (own == mm) return false;
+    if (own && maybe_tracked(MRSS_FILTER_SLOT(own))) {
+        __u64 key = (__u64)own;
+        if (bpf_map_lookup_elem(&mms, &key)) return false;
+    }
+    __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+    return !bpf_map_lookup_elem(&tracked, &tgid);
+}
+
 SEC("tp_btf/rss_stat")
 int BPF_PROG(on_rss_stat, struct mm_struct *mm, int member)
 {
@@ -978,12 +997,23 @@ int BPF_PROG(on_rss_stat, struct mm_struct *mm, int member)
     __u64 value = read_trusted_counter(mm, member, e);
     /* Plain stores: of two CPUs storing, the later store wins either way. */
     if (member == MM_ANONPAGES) {
+        __u64 before = *(volatile __u64 *)&e->anon;
         *(volatile __u64 *)&e->anon = value;
         /* With exact_anon the tree's anon pages are NR_ANON_MAPPED's, and
          * on_anon_mapped evaluates the total at their change: here only
          * this mm's own peak moves. This is most page faults' path. */
         if (MRSS_EXACT_ANON) {
             raise_to(&e->peak, value + e->file + e->shmem);
+            /* Pages brought in from outside the tree count by this mm's
+             * rise (a collapse maps one huge page for the small ones it
+             * frees: the rise is the pages it adds). Falls made from
+             * outside (reclaim) are not counted: the count stays high,
+             * never low. */
+            if (value > before && changed_from_outside(mm)) {
+                __sync_fetch_and_add(&anon_mapped_pages, (__s64)(value - before));
+                __sync_fetch_and_add(&e->own_anon, (__s64)(value - before));
+                evaluate();
+            }
             return 0;
         }
     } else if (member == MM_FILEPAGES || member == MM_SHMEMPAGES) {
