@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace max_rss::os {
 namespace {
@@ -185,8 +186,33 @@ LaunchReport read_launch_report(int& report_fd) {
     return r;
 }
 
+namespace {
+
+// Whether name is a file that exists: given with a '/', as it is; else the
+// first PATH entry that has it (what execvp ran).
+bool program_file_exists(const std::string& name) {
+    if (name.find('/') != std::string::npos) return ::access(name.c_str(), F_OK) == 0;
+    const char* path = std::getenv("PATH");
+    std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    for (;;) {
+        const size_t colon = dirs.find(':');
+        const std::string_view dir = dirs.substr(0, colon);
+        const std::string candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + name;
+        if (::access(candidate.c_str(), X_OK) == 0) return true;
+        if (colon == std::string_view::npos) return false;
+        dirs.remove_prefix(colon + 1);
+    }
+}
+
+}  // namespace
+
 void throw_launch_error(const std::string& name, int exec_errno) {
     const bool not_found = exec_errno == ENOENT || exec_errno == ENOTDIR;
+    // ENOENT for a file that is there: its "#!" interpreter or its dynamic
+    // loader is missing (bash: "cannot execute: required file not found").
+    if (exec_errno == ENOENT && program_file_exists(name))
+        throw LaunchError(name + ": cannot execute: required file not found (its #! interpreter or its ELF loader)",
+                          exit_code::not_found);
     throw LaunchError(name + ": " + (not_found ? "command not found" : std::strerror(exec_errno)),
                       not_found ? exit_code::not_found : exit_code::not_executable);
 }

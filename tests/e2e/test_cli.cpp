@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <thread>
 
@@ -56,6 +57,23 @@ TEST_CASE("a command that is not found exits 127 with one line", "[cli]") {
     CHECK(out.exit_code == 127);
     CHECK(out.err == "max_rss: max-rss-no-such-command-xyz: command not found\n");
     CHECK(out.out.empty());
+}
+
+TEST_CASE("a script whose interpreter is missing exits 127 saying so, not 'command not found'", "[cli]") {
+    const std::string script = temp_path("no_interpreter.sh");
+    {
+        std::ofstream out(script);
+        out << "#!/max-rss-no-such-interpreter\n";
+    }
+    REQUIRE(::chmod(script.c_str(), 0755) == 0);
+    for (const char* backend : {"ptrace", "sample"}) {
+        INFO(backend);
+        auto out = run_max_rss({"--backend", backend, "--", script});
+        CHECK(out.exit_code == 127);
+        CHECK(out.err == "max_rss: " + script +
+                             ": cannot execute: required file not found (its #! interpreter or its ELF loader)\n");
+    }
+    std::remove(script.c_str());
 }
 
 TEST_CASE("a command that is not executable exits 126 with one line", "[cli]") {
