@@ -388,6 +388,9 @@ void Recorder::snapshot(SnapshotCause cause) {
     tally_.best_bytes = std::max(tally_.best_bytes.value_or(0), total.total_bytes);
     if (!total.exact() && total.upper_bytes > *tally_.best_bytes)
         tally_.unresolved_upper_bytes = std::max(tally_.unresolved_upper_bytes, total.upper_bytes);
+    // Nothing owned yet (the root before its first exec is max_rss's own
+    // copy): no point, rather than a zero that reads as "measured, empty".
+    if (total.total_bytes == 0) return;
     append_bounded(result_.timeline, TimelinePoint{t, total.total_bytes, std::move(total.top)},
                    options_.max_timeline_points);
 }

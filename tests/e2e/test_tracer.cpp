@@ -66,6 +66,16 @@ TEST_CASE("a child forked by a non-leader thread is its process's child", "[trac
     check_thread_fork(run({"/bin/sh", "-c", fixture("thread_fork") + " 30 leader-first; exit 0"}), 30);
 }
 
+TEST_CASE("the timeline has no zero points from before the program's first exec", "[tracer]") {
+    // Until its exec the root is max_rss's own copy and owns nothing: a point
+    // there would read as "measured, empty" (the report's null is "not measured").
+    auto r = run({"/bin/sh", "-c", fixture("touch") + " 10; true"});
+    CHECK(r.exit.code == 0);
+    REQUIRE_FALSE(r.timeline.points.empty());
+    for (const auto& point : r.timeline.points) CHECK(point.total_bytes > 0);
+    CHECK_MIB_NEAR(r.peak.tree_bytes, 10);
+}
+
 TEST_CASE("touch 200 MiB then exec a 10 MiB program: one process with two images", "[tracer]") {
     auto r = run({fixture("touch_exec"), "200", fixture("touch"), "10"});
     REQUIRE(r.processes.size() == 1);
