@@ -21,12 +21,12 @@ bool traced_root_has_copy(pid_t pid, int sig) {
 }
 
 void Forwarder::handle(const std::vector<os::ReceivedSignal>& received,
-                       const std::function<bool(int)>& root_has_copy) {
+                       const std::function<bool(const os::ReceivedSignal&)>& root_has_copy) {
     for (const os::ReceivedSignal& sig : received) {
         recorder_.interrupted(sig.signo);
         const bool delivered = delivered_mask_ & (uint64_t{1} << (sig.signo - 1));
         if (!recorder_.root_exited()) {
-            if (sig.from_terminal() || delivered || root_has_copy(sig.signo)) continue;
+            if (sig.from_terminal() || delivered || root_has_copy(sig)) continue;
             ::kill(root_, sig.signo);
             continue;
         }

@@ -118,6 +118,11 @@ Output run_program(const std::vector<std::string>& args, const std::string& stdi
     return result;
 }
 
+bool max_rss_ebpf_available() {
+    static const bool available = run_max_rss({"-q", "--backend", "ebpf", "--", "/bin/true"}).exit_code == 0;
+    return available;
+}
+
 pid_t spawn_max_rss(const std::vector<std::string>& args, const std::string& stdout_path,
                     const std::string& stderr_path, const std::vector<std::string>& env) {
     auto argv = make_argv(args);

@@ -43,6 +43,10 @@ Output run_program(const std::vector<std::string>& argv, const std::string& stdi
 Output run_max_rss(const std::vector<std::string>& args, const std::string& stdin_text = "",
                    double timeout_seconds = 60);
 
+// Whether `max_rss --backend ebpf` runs here (root, BTF, built with it):
+// asked once, by running it on /bin/true.
+bool max_rss_ebpf_available();
+
 // Starts max_rss in the background with stdout/stderr to the given files and
 // env ("NAME=value" entries) added to its environment.
 pid_t spawn_max_rss(const std::vector<std::string>& args, const std::string& stdout_path,

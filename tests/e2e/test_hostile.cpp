@@ -73,30 +73,40 @@ TEST_CASE("hostile: ignored and blocked signals reach the program as they were",
 
 TEST_CASE("hostile: a process-group signal reaches the program once", "[hostile][signals]") {
     const std::string out = temp_path("group.out"), err = temp_path("group.err"), ready = temp_path("group.ready");
-    std::remove(ready.c_str());
-    // max_rss and the program in a process group of their own, as a shell's job.
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        ::setpgid(0, 0);
-        const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        ::dup2(o, 1);
-        ::dup2(e, 2);
-        const std::string env = "FX_READY_FILE=" + ready;
-        ::putenv(const_cast<char*>(env.c_str()));
-        const std::string counter = fixture("count_signals");
-        ::execl(MAX_RSS_BIN, MAX_RSS_BIN, "-q", "--", counter.c_str(), static_cast<char*>(nullptr));
-        ::_exit(121);
+    // ebpf stops nobody: the program takes its copy while max_rss looks (it
+    // got 2 in 8 of 9 tries before the kernel side counted the root's
+    // signals), so several tries of it.
+    const bool ebpf = max_rss_ebpf_available();
+    if (!ebpf) WARN("skipped for --backend ebpf: it cannot run here");
+    for (const char* backend : {"ptrace", "ebpf", "ebpf", "ebpf", "ebpf", "ebpf"}) {
+        if (std::string(backend) == "ebpf" && !ebpf) continue;
+        INFO(backend);
+        std::remove(ready.c_str());
+        // max_rss and the program in a process group of their own, as a shell's job.
+        const pid_t pid = ::fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            ::setpgid(0, 0);
+            const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            ::dup2(o, 1);
+            ::dup2(e, 2);
+            const std::string env = "FX_READY_FILE=" + ready;
+            ::putenv(const_cast<char*>(env.c_str()));
+            const std::string counter = fixture("count_signals");
+            ::execl(MAX_RSS_BIN, MAX_RSS_BIN, "-q", "--backend", backend, "--", counter.c_str(),
+                    static_cast<char*>(nullptr));
+            ::_exit(121);
+        }
+        ::setpgid(pid, pid);
+        REQUIRE(wait_for_line(ready, "ready"));
+        REQUIRE(::kill(-pid, SIGINT) == 0);  // kill -INT -PGID: the program and max_rss both get it
+        // Then SIGTERM to max_rss alone: passed on after SIGINT was dealt with;
+        // the program prints how many SIGINTs it got and exits.
+        REQUIRE(::kill(pid, SIGTERM) == 0);
+        CHECK(wait_exit_code(pid, 120) == 0);
+        CHECK(read_text_file(out) == "SIGINT 1\n");
     }
-    ::setpgid(pid, pid);
-    REQUIRE(wait_for_line(ready, "ready"));
-    REQUIRE(::kill(-pid, SIGINT) == 0);  // kill -INT -PGID: the program and max_rss both get it
-    // Then SIGTERM to max_rss alone: passed on after SIGINT was dealt with; the
-    // program prints how many SIGINTs it got and exits.
-    REQUIRE(::kill(pid, SIGTERM) == 0);
-    CHECK(wait_exit_code(pid, 120) == 0);
-    CHECK(read_text_file(out) == "SIGINT 1\n");
     for (const auto& p : {out, err, ready}) std::remove(p.c_str());
 }
 

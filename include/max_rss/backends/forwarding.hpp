@@ -31,15 +31,17 @@ public:
     //  - the root still runs: the signal is sent to it, unless it already has
     //    a copy of its own: from the terminal (^C reaches the whole foreground
     //    process group), or from a process-group kill (kill -INT -PGID reaches
-    //    it directly). root_has_copy(sig) tells the latter (pending in its
-    //    /proc status, or delivered since the last call);
+    //    it directly). root_has_copy(signal) tells the latter (pending in
+    //    its /proc status, delivered since the last call, or, under ebpf,
+    //    generated for it by the same sender);
     //  - the command has ended but processes it started still run (daemons,
     //    orphans): the run ends. They get the signal (those in max_rss's own
     //    process group already have a terminal's), and whatever still runs
     //    kGraceNs later is killed (deadline_ns()).
     // Called only from the backend's loop, with signals blocked: the root
     // cannot have been reaped, and its pid reused, behind the loop's back.
-    void handle(const std::vector<os::ReceivedSignal>& received, const std::function<bool(int)>& root_has_copy);
+    void handle(const std::vector<os::ReceivedSignal>& received,
+                const std::function<bool(const os::ReceivedSignal&)>& root_has_copy);
 
     // When the run must end, if it must (see handle()).
     [[nodiscard]] std::optional<int64_t> deadline_ns() const { return deadline_ns_; }

@@ -94,8 +94,8 @@ EarlyTracer::Outcome EarlyTracer::run(const std::function<bool()>& loaded, const
             if (!interrupted && ::ptrace(PTRACE_INTERRUPT, root_, nullptr, nullptr) == 0) interrupted = true;
         }
         // A signal held at its delivery stop is the root's copy already.
-        forwarder_.handle(signals_.take_received(), [this, &stopped](int sig) {
-            return (stopped && pending_signal_ == sig) || traced_root_has_copy(root_, sig);
+        forwarder_.handle(signals_.take_received(), [this, &stopped](const os::ReceivedSignal& sig) {
+            return (stopped && pending_signal_ == sig.signo) || traced_root_has_copy(root_, sig.signo);
         });
         (void)signals_.take_tick();
         const os::WaitResult w = signals_.wait_any(false);

@@ -342,7 +342,11 @@ void EbpfBackend::loop() {
             }
             if (root_reaped_) reap_vanished();
         }
-        forwarder_->handle(signals.take_received(), [this](int sig) { return signal_pending(root_pid_, sig); });
+        // The root's copy was counted by the kernel side, from the same
+        // sender (asked first: a yes is used up), or is still pending.
+        forwarder_->handle(signals.take_received(), [this](const os::ReceivedSignal& sig) {
+            return program_->root_got(sig.signo, sig.sender) || signal_pending(root_pid_, sig.signo);
+        });
         if (auto deadline = forwarder_->deadline_ns(); deadline && !killing && recorder.now_ns() >= *deadline) {
             recorder.warn(Warning{Warning::Kind::SurvivorsKilled, 0, recorder.table().live_count(), 0, 0, {}});
             kill_tree();

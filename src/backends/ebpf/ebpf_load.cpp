@@ -235,7 +235,8 @@ CowHooks BpfProgram::Impl::load_libbpf() {
                            &bss->lost_records,     &bss->untracked,        &bss->adopt_tgid,
                            &bss->reader_tid,       &bss->reader_polls,     &bss->reader_woken_ns,
                            &bss->counters_apart,   &bss->full_sums,        &bss->anon_sum_pages,
-                           &bss->peak_jiffies};
+                           &bss->peak_jiffies,     &bss->root_tgid,        bss->root_signal_count,
+                           bss->root_signal_sender};
     // The per-CPU offsets every counter read needs, found before anyone is tracked.
     run_adopt("finding the per-CPU offsets");
     return hooks;

@@ -47,6 +47,18 @@ void BpfProgram::track(pid_t pid) {
     TaskState value{};
     if (bpf_map_update_elem(impl_->tracked_fd, &key, &value, BPF_ANY) != 0)
         throw TracerError(std::string("ebpf: tracking the program: ") + std::strerror(errno));
+    for (size_t sig = 0; sig < signals_answered_.size(); ++sig)
+        signals_answered_[sig] = __atomic_load_n(&impl_->globals.root_signal_count[sig], __ATOMIC_SEQ_CST);
+    __atomic_store_n(impl_->globals.root_tgid, static_cast<__u32>(pid), __ATOMIC_SEQ_CST);
+}
+
+bool BpfProgram::root_got(int sig, pid_t sender) {
+    if (sig <= 0 || static_cast<size_t>(sig) >= signals_answered_.size()) return false;
+    const uint32_t count = __atomic_load_n(&impl_->globals.root_signal_count[sig], __ATOMIC_SEQ_CST);
+    const uint32_t from = __atomic_load_n(&impl_->globals.root_signal_sender[sig], __ATOMIC_SEQ_CST);
+    if (count == signals_answered_[sig] || from != static_cast<uint32_t>(sender)) return false;
+    signals_answered_[sig] = count;
+    return true;
 }
 
 void BpfProgram::Impl::run_adopt(const char* what) const {
@@ -166,7 +178,8 @@ bool BpfProgram::ready_for_next_run() {
                          g.lost_records, g.untracked, g.full_sums, g.anon_sum_pages, g.reader_woken_ns})
         __atomic_store_n(field, 0ULL, __ATOMIC_SEQ_CST);
     for (__s64* field : {g.anon_mapped_pages, g.overcount_pages}) __atomic_store_n(field, 0LL, __ATOMIC_SEQ_CST);
-    for (__u32* field : {g.adopt_tgid, g.reader_tid, g.reader_polls}) __atomic_store_n(field, 0U, __ATOMIC_SEQ_CST);
+    for (__u32* field : {g.adopt_tgid, g.reader_tid, g.reader_polls, g.root_tgid})
+        __atomic_store_n(field, 0U, __ATOMIC_SEQ_CST);
     // The next root is forked from here, with the maps mapped (a root
     // forked before the load had them mapped after it): kept out of its copy.
     keep_maps_out_of_forks();

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -59,8 +60,14 @@ public:
     // attached); false: the tree total is a lower bound and upper_peak_pages
     // an upper one, see docs/backends.md.
     [[nodiscard]] bool exact_cow() const { return exact_cow_; }
-    // Puts pid in the tree: its forks, execs and exits are followed from now on.
+    // Puts pid, the root, in the tree: its forks, execs and exits are
+    // followed from now on, and the signals generated for it are counted.
     void track(pid_t pid);
+    // Whether the root got a copy of its own of signal sig, which sender
+    // also sent max_rss (a process-group kill): a signal of that number from
+    // that sender was generated for the root since the last time this said
+    // so. Then max_rss does not send it again.
+    bool root_got(int sig, pid_t sender);
     // Puts pid in the tree when it already runs (exec'd, alone, stopped):
     // its address space with its exact counters, the tree's peak so far its
     // high-water mark. Throws TracerError if the kernel side could not.
@@ -100,6 +107,7 @@ private:
 
     std::unique_ptr<Impl> impl_;
     bool exact_cow_ = false;
+    std::array<uint32_t, 128> signals_answered_{};  // root_signal_count, by number, at root_got's last yes
     std::function<void(const mrss_record&, size_t)> handler_;
 };
 

@@ -74,6 +74,9 @@ void mrss_light_globals(struct mrss_light *light, struct mrss_globals *g)
     g->full_sums = &bss->full_sums;
     g->anon_sum_pages = &bss->anon_sum_pages;
     g->peak_jiffies = &bss->peak_jiffies;
+    g->root_tgid = &bss->root_tgid;
+    g->root_signal_count = bss->root_signal_count;
+    g->root_signal_sender = bss->root_signal_sender;
 }
 
 void mrss_light_destroy(struct mrss_light *light)

@@ -1269,6 +1269,30 @@ int adopt(struct bpf_iter__task *ctx)
     return 0;
 }
 
+/* Signals generated for the root's thread group, by number (1-64): how
+ * many, and the process that sent the last one. max_rss forwards a
+ * termination signal it was sent to the root only when the root did not get
+ * a copy of its own: a group kill (kill -INT -PGID, GNU timeout) reaches
+ * the root before max_rss (the group's newest members come first), and a
+ * running root takes its copy at once, so by the time max_rss looks its
+ * /proc status shows nothing pending. Set by max_rss (root_tgid) once the
+ * kernel side is loaded; 0: nothing counted. */
+#define MRSS_SIGNALS 128  /* a power of two above the 64 signals: the index's mask is its bound */
+__u32 root_tgid = 0;
+__u32 root_signal_count[MRSS_SIGNALS] = {};
+__u32 root_signal_sender[MRSS_SIGNALS] = {};
+
+SEC("raw_tp/signal_generate")
+int BPF_PROG(on_signal, int sig, struct kernel_siginfo *info, struct task_struct *task)
+{
+    if (!root_tgid) return 0;
+    if ((__u32)BPF_CORE_READ(task, tgid) != root_tgid) return 0;
+    __u32 i = (__u32)sig & (MRSS_SIGNALS - 1);
+    root_signal_sender[i] = bpf_get_current_pid_tgid() >> 32;
+    __sync_fetch_and_add(&root_signal_count[i], 1);
+    return 0;
+}
+
 /* A task reaped: a thread group that exited and was kept for the
  * unmapping of its pages leaves the tree. */
 SEC("raw_tp/sched_process_free")

@@ -138,7 +138,7 @@ void PtraceBackend::loop() {
             if (!held_.empty()) adopt_held();
             apply();
         }
-        forwarder_->handle(signals.take_received(), [this](int sig) { return traced_root_has_copy(root_pid_, sig); });
+        forwarder_->handle(signals.take_received(), [this](const os::ReceivedSignal& sig) { return traced_root_has_copy(root_pid_, sig.signo); });
         if (auto deadline = forwarder_->deadline_ns(); deadline && !killing_ && recorder.now_ns() >= *deadline) {
             // Asked to stop after the command ended: what still runs is
             // killed, and its exit stops are measured as any other.

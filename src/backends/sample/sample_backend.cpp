@@ -104,7 +104,7 @@ void SampleBackend::run(RunContext& context) {
             next_poll_ns = recorder.now_ns() + period_ns;
         }
         context.signals.take_tick();
-        forwarder.handle(context.signals.take_received(), [this](int sig) { return signal_pending(root_pid_, sig); });
+        forwarder.handle(context.signals.take_received(), [this](const os::ReceivedSignal& sig) { return signal_pending(root_pid_, sig.signo); });
         if (auto deadline = forwarder.deadline_ns(); deadline && !killing && recorder.now_ns() >= *deadline) {
             recorder.warn(Warning{Warning::Kind::SurvivorsKilled, 0, recorder.table().live_count(), 0, 0, {}});
             for (const auto& [pid, live] : recorder.table().live_processes()) ::kill(pid, SIGKILL);
