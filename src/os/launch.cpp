@@ -213,6 +213,11 @@ void throw_launch_error(const std::string& name, int exec_errno) {
     if (exec_errno == ENOENT && program_file_exists(name))
         throw LaunchError(name + ": cannot execute: required file not found (its #! interpreter or its ELF loader)",
                           exit_code::not_found);
+    // EACCES for a directory: say what it is, as a shell does.
+    struct stat st {};
+    if (exec_errno == EACCES && name.find('/') != std::string::npos && ::stat(name.c_str(), &st) == 0 &&
+        S_ISDIR(st.st_mode))
+        throw LaunchError(name + ": " + std::strerror(EISDIR), exit_code::not_executable);
     throw LaunchError(name + ": " + (not_found ? "command not found" : std::strerror(exec_errno)),
                       not_found ? exit_code::not_found : exit_code::not_executable);
 }

@@ -81,6 +81,9 @@ TEST_CASE("a command that is not executable exits 126 with one line", "[cli]") {
     auto out = run_max_rss({"--", path});
     CHECK(out.exit_code == 126);
     CHECK(out.err == "max_rss: " + path + ": Permission denied\n");
+    auto directory = run_max_rss({"--", "/tmp"});
+    CHECK(directory.exit_code == 126);
+    CHECK(directory.err == "max_rss: /tmp: Is a directory\n");
 }
 
 TEST_CASE("usage errors exit 2 and run nothing", "[cli]") {
