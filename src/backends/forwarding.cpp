@@ -23,11 +23,19 @@ bool traced_root_has_copy(pid_t pid, int sig) {
 void Forwarder::handle(const std::vector<os::ReceivedSignal>& received,
                        const std::function<bool(const os::ReceivedSignal&)>& root_has_copy) {
     for (const os::ReceivedSignal& sig : received) {
-        recorder_.interrupted(sig.signo);
+        const bool stops_run = os::is_termination_signal(sig.signo);
+        if (stops_run) recorder_.interrupted(sig.signo);
         const bool delivered = delivered_mask_ & (uint64_t{1} << (sig.signo - 1));
         if (!recorder_.root_exited()) {
             if (sig.from_terminal() || delivered || root_has_copy(sig)) continue;
             ::kill(root_, sig.signo);
+            continue;
+        }
+        if (!stops_run) {
+            // SIGUSR1/2 once the command has ended: for what still runs, as
+            // a group kill would have given it; the run goes on.
+            for (const auto& [pid, live] : recorder_.table().live_processes())
+                if (!signal_pending(pid, sig.signo)) ::kill(pid, sig.signo);
             continue;
         }
         // The command has ended: this ends the run.

@@ -46,7 +46,10 @@ SignalHub::SignalHub(Options options) : options_(options) {
     struct sigaction sa {};
     sigemptyset(&sa.sa_mask);
     std::vector<int> wanted;
-    if (options_.catch_termination) wanted.assign(std::begin(kTerminationSignals), std::end(kTerminationSignals));
+    if (options_.catch_termination) {
+        wanted.assign(std::begin(kTerminationSignals), std::end(kTerminationSignals));
+        wanted.insert(wanted.end(), std::begin(kPassedSignals), std::end(kPassedSignals));
+    }
     sigaddset(&sa.sa_mask, SIGALRM);
     for (int sig : wanted) sigaddset(&sa.sa_mask, sig);  // handlers never nest
     for (int sig : wanted) {
@@ -71,6 +74,7 @@ void SignalHub::set_tick_ns(int64_t ns) {
         sa.sa_handler = on_alarm;
         sigemptyset(&sa.sa_mask);
         for (int sig : kTerminationSignals) sigaddset(&sa.sa_mask, sig);
+        for (int sig : kPassedSignals) sigaddset(&sa.sa_mask, sig);
         sa.sa_flags = 0;  // no SA_RESTART: wait4 returns EINTR
         ::sigaction(SIGALRM, &sa, &previous);
         saved_.emplace_back(SIGALRM, previous);

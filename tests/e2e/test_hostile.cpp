@@ -110,6 +110,31 @@ TEST_CASE("hostile: a process-group signal reaches the program once", "[hostile]
     for (const auto& p : {out, err, ready}) std::remove(p.c_str());
 }
 
+TEST_CASE("hostile: SIGUSR1 sent to max_rss is passed to the program, and ends nothing", "[hostile][signals]") {
+    // Its default action would kill max_rss, the tree with it, and the report.
+    const std::string out = temp_path("usr1.out"), err = temp_path("usr1.err"), ready = temp_path("usr1.ready");
+    const std::string report = temp_path("usr1.json");
+    for (const char* backend : {"ptrace", "ebpf", "sample"}) {
+        if (std::string(backend) == "ebpf" && !max_rss_ebpf_available()) {
+            WARN("skipped for --backend ebpf: it cannot run here");
+            continue;
+        }
+        INFO(backend);
+        std::remove(ready.c_str());
+        std::remove(report.c_str());
+        const pid_t pid = spawn_max_rss({"-q", "--backend", backend, "-o", report, "--", fixture("count_signals")},
+                                        out, err, {"FX_READY_FILE=" + ready});
+        REQUIRE(wait_for_line(ready, "ready"));
+        // Both pending at once reach the program in signal order: USR1 first.
+        REQUIRE(::kill(pid, SIGUSR1) == 0);
+        REQUIRE(::kill(pid, SIGTERM) == 0);
+        CHECK(wait_exit_code(pid, 120) == 0);
+        CHECK(read_text_file(out) == "SIGINT 0\nSIGUSR1 1\n");
+        CHECK(json::parse(read_text_file(report))["exit"]["code"] == 0);
+    }
+    for (const auto& p : {out, err, ready, report}) std::remove(p.c_str());
+}
+
 TEST_CASE("hostile: a process SIGKILLed while it forks never hangs max_rss", "[hostile]") {
     // 40 rounds of a worker forking as fast as it can while another process
     // SIGKILLs it: some of its children are created without the fork ever

@@ -34,8 +34,10 @@ public:
     //    it directly). root_has_copy(signal) tells the latter (pending in
     //    its /proc status, delivered since the last call, or, under ebpf,
     //    generated for it by the same sender);
+    //  - SIGUSR1 and SIGUSR2 are passed on the same way, and never end the
+    //    run (once the command has ended, what still runs gets them);
     //  - the command has ended but processes it started still run (daemons,
-    //    orphans): the run ends. They get the signal (those in max_rss's own
+    //    orphans): a termination signal ends the run. They get the signal (those in max_rss's own
     //    process group already have a terminal's), and whatever still runs
     //    kGraceNs later is killed (deadline_ns()).
     // Called only from the backend's loop, with signals blocked: the root

@@ -18,6 +18,16 @@ namespace max_rss::os {
 // The signals max_rss passes on to the program when they are sent to max_rss
 // itself (kill, systemd, a CI runner's timeout).
 inline constexpr int kTerminationSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+// Signals max_rss passes on to the program without ending anything: a
+// program's own requests (dd's progress, a server's log reopening). Their
+// default action would kill max_rss, and with it the tree and its report.
+inline constexpr int kPassedSignals[] = {SIGUSR1, SIGUSR2};
+
+[[nodiscard]] inline bool is_termination_signal(int sig) {
+    for (int t : kTerminationSignals)
+        if (t == sig) return true;
+    return false;
+}
 
 // One signal max_rss received, as the kernel described it.
 struct ReceivedSignal {
@@ -46,8 +56,8 @@ struct WaitResult {
 
 // While it exists, for the whole process (it is meant to live inside one
 // measured run; nothing else in max_rss touches these):
-//  - SIGINT, SIGTERM, SIGHUP, SIGQUIT are caught and recorded, except those
-//    the caller ignored (under nohup SIGHUP stays ignored, for max_rss and,
+//  - SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are caught and
+//    recorded, except those the caller ignored (under nohup SIGHUP stays ignored, for max_rss and,
 //    since ignored signals survive exec, for the program);
 //  - SIGALRM is caught for a periodic ITIMER_REAL tick, when tick_ns > 0;
 //  - all of these are blocked except while wait_any() waits, so a handler
