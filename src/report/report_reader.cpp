@@ -293,6 +293,10 @@ nlohmann::json parse_bounded(Input&& input, std::string_view source, const CutSh
             message.remove_prefix(bracket + 2);
         }
         fail(source, fmt::format("not valid JSON: {}", message));
+    } catch (const nlohmann::json::out_of_range&) {
+        // A number beyond a double (1e400): the library's message repeats
+        // the whole number, which may be megabytes long.
+        fail(source, "not a max_rss report (a number too large for a double)");
     }
 }
 

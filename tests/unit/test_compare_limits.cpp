@@ -29,6 +29,14 @@ TEST_CASE("compare: nesting beyond 64 levels is refused, even where it would be 
           "BASE.json: not a max_rss report (nested more than 64 levels deep)");
 }
 
+TEST_CASE("compare: a number beyond a double is refused in one short line", "[compare]") {
+    // nlohmann's out_of_range (exit 125 before, its message the whole number).
+    CHECK(error_of(R"({"memory_usage_byte": [1e400]})") ==
+          "BASE.json: not a max_rss report (a number too large for a double)");
+    CHECK(error_of(R"({"peak": {"tree_bytes": 1)" + std::string(100000, '0') + "}}") ==
+          "BASE.json: not a max_rss report (a number too large for a double)");
+}
+
 TEST_CASE("compare: at most a million values are kept, skipped ones do not count", "[compare]") {
     std::string words;
     for (int i = 0; i < 1'000'000; ++i) words += "\"w\",";
