@@ -59,11 +59,13 @@ private:
 
 // Writes every export (the final results, or, when !final, the results so
 // far), each on its own: one that fails costs only itself, in one line on
-// stderr, said again only when its reason changes. Returns false when a
+// stderr, said again only when its reason changes. The baseline is written
+// only as a final write of a benchmark that passed. Returns false when a
 // final write failed.
-bool write_exports(Plan& plan, const BenchReport& report, Console& console, bool final) {
+bool write_exports(Plan& plan, const BenchReport& report, Console& console, bool final, bool passed) {
     bool all_written = true;
     for (Export& output : plan.exports) {
+        if (output.only_when_passed && !(final && passed)) continue;
         try {
             const std::string bytes = export_results(output.format, report);
             if (final) {
@@ -82,6 +84,14 @@ bool write_exports(Plan& plan, const BenchReport& report, Console& console, bool
         }
     }
     return all_written;
+}
+
+// One line when --save-baseline was asked for and the benchmark did not pass.
+void say_baseline_not_saved(const Plan& plan) {
+    for (const Export& output : plan.exports)
+        if (output.only_when_passed)
+            std::fprintf(stderr, "max_rss: bench: --save-baseline: not saved, the benchmark did not pass (the "
+                                 "saved baseline is unchanged)\n");
 }
 
 // --compare-baseline: the results against the saved baseline, read back
@@ -124,19 +134,25 @@ int run_bench(Plan& plan) {
         } catch (const BenchAborted& e) {
             console.clear_progress();
             std::fprintf(stderr, "max_rss: bench: %s\n", e.what());
+            // What finished is not lost: stdout, a FIFO or a device gets its
+            // one write now (files have it already).
+            if (!report.results.empty()) write_exports(plan, report, console, true, false);
+            say_baseline_not_saved(plan);
             return e.exit_code;
         }
         console.clear_progress();
         console.print(format_bench_statistics(outcome.result, console.color()) +
                       format_bench_warnings(outcome.result, outcome.failed_runs) + "\n");
         report.results.push_back(std::move(outcome.result));
-        write_exports(plan, report, console, false);
+        write_exports(plan, report, console, false, false);
     }
     console.print(format_bench_summary(report.results, plan.sort, console.color()));
-    const bool output_lost = !write_exports(plan, report, console, true);
     const std::string violations = format_budget_violations(report.results);
     std::fputs(violations.c_str(), stderr);
     const bool regression = plan.baseline && compare_with_baseline(plan, report);
+    const bool passed = violations.empty() && !regression;
+    const bool output_lost = !write_exports(plan, report, console, true, passed);
+    if (!passed) say_baseline_not_saved(plan);
     // A command's failure has returned already; then 3, then 1, then 4.
     if (!violations.empty()) return exit_code::over_budget;
     if (regression) return exit_code::regression;

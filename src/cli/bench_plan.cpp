@@ -235,7 +235,8 @@ Plan make_plan(CLI::App& app, CLI::App& bench, BenchArgs& args,
                                          error.message()));
         }
         try {
-            plan.exports.push_back(Export{ExportFormat::Json, ExportTarget(path.string()), "--save-baseline", {}});
+            plan.exports.push_back(
+                Export{ExportFormat::Json, ExportTarget(path.string()), "--save-baseline", {}, true});
         } catch (const std::runtime_error& e) {
             throw UsageError(fmt::format("--save-baseline: {}", e.what()));
         }

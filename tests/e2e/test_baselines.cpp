@@ -21,6 +21,43 @@ Output with_baselines(const TempDir& dir, std::vector<std::string> args) {
 
 }  // namespace
 
+TEST_CASE("baselines: a benchmark that did not pass never replaces the saved baseline", "[compare_cli][baseline]") {
+    TempDir dir;
+    REQUIRE(with_baselines(dir, {"bench", "-r", "3", "-n", "a", touch(20), "--save-baseline", "main", "--style",
+                                 "none"})
+                .exit_code == 0);
+    const std::string saved = read_text_file(dir / "baselines/main.json");
+    const std::string not_saved =
+        "max_rss: bench: --save-baseline: not saved, the benchmark did not pass (the saved baseline is unchanged)\n";
+
+    // A failing command (after one that finished), a regression against the
+    // baseline being replaced, and a --budget exceeded.
+    const Output failed = with_baselines(dir, {"bench", "-r", "1", "-N", "-n", "a", touch(20), "-n", "b", "false",
+                                               "--save-baseline", "main", "--style", "none"});
+    CHECK(failed.exit_code == 1);
+    CHECK(failed.err.find(not_saved) != std::string::npos);
+    const Output regressed = with_baselines(dir, {"bench", "-r", "5", "-n", "a", touch(40), "--compare-baseline",
+                                                  "main", "--save-baseline", "main", "--style", "none"});
+    CHECK(regressed.exit_code == 1);
+    CHECK(regressed.err.find(not_saved) != std::string::npos);
+    const Output over = with_baselines(dir, {"bench", "-r", "1", "-n", "a", touch(20), "--budget", "1MiB",
+                                             "--save-baseline", "main", "--style", "none"});
+    CHECK(over.exit_code == 3);
+    CHECK(over.err.find(not_saved) != std::string::npos);
+    CHECK(read_text_file(dir / "baselines/main.json") == saved);
+}
+
+TEST_CASE("baselines: an export to stdout keeps the commands that finished when a later one fails",
+          "[compare_cli][baseline]") {
+    TempDir dir;
+    const Output out = with_baselines(dir, {"bench", "-r", "1", "-N", touch(5), "false", "--export-json", "-",
+                                            "--style", "none"});
+    CHECK(out.exit_code == 1);
+    const auto json = nlohmann::json::parse(out.out);
+    REQUIRE(json["results"].size() == 1);
+    CHECK(json["results"][0]["command"] == touch(5));
+}
+
 TEST_CASE("baselines: bench --save-baseline, then --compare-baseline and compare --baseline", "[compare_cli][baseline]") {
     TempDir dir;
     const Output saved = with_baselines(dir, {"bench", "-r", "5", "-n", "a", touch(20), "--save-baseline", "main",

@@ -58,6 +58,10 @@ struct Export {
     ExportTarget target;
     const char* option;      // "--export-json", for messages
     std::string last_error;  // the last failure printed, so a rewrite that fails alike is not said again
+    // --save-baseline: written once, at the end, and only when the benchmark
+    // passed (no failed command, no regression, nothing over --budget): a
+    // good baseline is never replaced by a bad one.
+    bool only_when_passed = false;
 };
 
 // Everything the loop needs, checked before anything runs.
