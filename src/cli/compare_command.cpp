@@ -18,6 +18,8 @@
 #include <optional>
 #include <utility>
 
+#include <sys/stat.h>
+
 namespace max_rss::cli {
 namespace {
 
@@ -139,6 +141,18 @@ Action add_compare_command(CLI::App& app, const std::optional<std::vector<std::s
             check_distinct_destinations(named);
         } catch (const std::runtime_error& e) {
             throw UsageError(e.what());
+        }
+        // An output onto BASE or NEW would replace the report it compares.
+        for (const CompareOutput& output : outputs) {
+            struct stat out {};
+            if (output.target.path() == "-" || ::stat(output.target.path().c_str(), &out) != 0) continue;
+            for (size_t i = 0; i < 2; ++i) {
+                struct stat in {};
+                if (reports[i] != "-" && ::stat(reports[i].c_str(), &in) == 0 && in.st_dev == out.st_dev &&
+                    in.st_ino == out.st_ino)
+                    throw UsageError(fmt::format("{} '{}' is {}, which it would replace", output.option,
+                                                 output.target.path(), i == 0 ? "BASE" : "NEW"));
+            }
         }
 
         std::vector<MeasuredPeak> base;

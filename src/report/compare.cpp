@@ -110,8 +110,11 @@ CompareResult compare_reports(std::span<const MeasuredPeak> base, std::span<cons
     std::vector<size_t> partner(base.size(), unpaired);  // index into after
     std::vector<bool> after_used(after.size(), false);
 
-    // Commands first, over all entries, so a name match cannot take an entry
-    // that a later command would have matched exactly.
+    // Command and name together first: one command benchmarked twice under
+    // two names (two --prepare steps, a parameter) pairs by its names,
+    // whatever their order. Then commands, over all entries, so a name match
+    // cannot take an entry that a later command would have matched exactly;
+    // then names.
     const auto pair_by = [&](auto&& same) {
         for (size_t b = 0; b < base.size(); ++b) {
             if (partner[b] != unpaired) continue;
@@ -124,6 +127,7 @@ CompareResult compare_reports(std::span<const MeasuredPeak> base, std::span<cons
             }
         }
     };
+    pair_by([](const MeasuredPeak& x, const MeasuredPeak& y) { return x.command == y.command && x.name == y.name; });
     pair_by([](const MeasuredPeak& x, const MeasuredPeak& y) { return x.command == y.command; });
     pair_by([](const MeasuredPeak& x, const MeasuredPeak& y) { return !x.name.empty() && x.name == y.name; });
 

@@ -332,4 +332,11 @@ TEST_CASE("compare: unreadable or invalid reports and bad thresholds exit 2 with
 
     const Output one = run_max_rss({"compare", garbage.path});
     CHECK(one.exit_code == 2);
+
+    // An output onto an input would replace the report it compares.
+    const std::string before = read_text_file(garbage.path);
+    const Output onto = run_max_rss({"compare", garbage.path, garbage.path, "--json", garbage.path});
+    CHECK(onto.exit_code == 2);
+    CHECK(onto.err.find("max_rss: compare: --json '" + garbage.path + "' is BASE, which it would replace") == 0);
+    CHECK(read_text_file(garbage.path) == before);
 }

@@ -257,6 +257,20 @@ TEST_CASE("compare_reports: a run report against a bench export", "[compare]") {
     CHECK(result.failed);
 }
 
+TEST_CASE("compare_reports: one command under two names pairs by its names, whatever their order", "[compare]") {
+    // bench -n small --prepare ... CMD -n large --prepare ... CMD, listed the
+    // other way round in NEW: paired by position, it read +128% and -56%.
+    const std::vector<MeasuredPeak> base = {peak("./tool", 100, "small"), peak("./tool", 200, "large")};
+    const std::vector<MeasuredPeak> next = {peak("./tool", 200, "large"), peak("./tool", 100, "small")};
+    const CompareResult result = max_rss::compare_reports(base, next, above(0.05));
+    REQUIRE(result.rows.size() == 2);
+    CHECK(result.rows[0].label == "small");
+    CHECK(result.rows[0].after_bytes == 100);
+    CHECK(result.rows[1].label == "large");
+    CHECK(result.rows[1].after_bytes == 200);
+    CHECK_FALSE(result.failed);
+}
+
 TEST_CASE("format_compare_table: aligned columns, verdict, unpaired commands", "[compare]") {
     const std::vector<MeasuredPeak> base = {peak("sleep 1", MiB), peak("true", 512), peak("./gone", 1),
                                             peak("python3 big.py", 3 * MiB / 2)};
