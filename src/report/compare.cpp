@@ -86,6 +86,14 @@ std::vector<std::string> degraded_warnings(std::span<const MeasuredPeak> peaks, 
         lines.push_back(fmt::format("{}: {}: {} (sampled, not traced): its peak may be low", source,
                                     label_of(peak), what));
     }
+    for (const MeasuredPeak& peak : peaks) {
+        if (peak.failed_runs == 0) continue;
+        const std::string what = peak.runs > 1 || peak.failed_runs > 1
+                                     ? fmt::format("{} of {} runs failed", peak.failed_runs, peak.runs)
+                                     : "the run failed";
+        lines.push_back(fmt::format("{}: {}: {} (exit code not 0): its peak is not that of a program that did its work",
+                                    source, label_of(peak), what));
+    }
     return lines;
 }
 

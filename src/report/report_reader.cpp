@@ -68,6 +68,13 @@ MeasuredPeak read_run_report(const nlohmann::json& report, std::string_view sour
     measured.peak_bytes = *bytes;
     const nlohmann::json* degraded = member(report, "degraded");
     measured.degraded_runs = degraded != nullptr && degraded->is_boolean() && degraded->get<bool>() ? 1 : 0;
+    if (const nlohmann::json* exit = member(report, "exit"); exit != nullptr && exit->is_object()) {
+        const nlohmann::json* code = member(*exit, "code");
+        const nlohmann::json* signal = member(*exit, "signal");
+        const bool failed_code = code != nullptr && code->is_number_integer() && code->get<int64_t>() != 0;
+        const bool killed = signal != nullptr && signal->is_number_integer();
+        measured.failed_runs = failed_code || killed ? 1 : 0;
+    }
     return measured;
 }
 
@@ -98,6 +105,10 @@ std::vector<MeasuredPeak> read_bench_report(const nlohmann::json& report, std::s
         entry.runs = runs != nullptr && runs->is_array() ? runs->size() : 0;
         if (const nlohmann::json* count = member(result, "degraded_runs")) {
             entry.degraded_runs = byte_count(*count).value_or(0);
+        }
+        if (const nlohmann::json* codes = member(result, "exit_codes"); codes != nullptr && codes->is_array()) {
+            for (const nlohmann::json& code : *codes)
+                entry.failed_runs += code.is_number_integer() && code.get<int64_t>() != 0 ? 1 : 0;
         }
         if (const nlohmann::json* peaks = member(result, "memory_usage_byte")) {
             if (!peaks->is_array()) fail(source, fmt::format("results[{}] has a \"memory_usage_byte\" that is not an array", i));

@@ -76,3 +76,34 @@ TEST_CASE("compare: a degraded run report is named, a clean one is not", "[compa
         "BASE.json");
     CHECK(degraded_warnings(clean, "BASE.json").empty());
 }
+
+TEST_CASE("compare: runs that failed are named: a crash is not a memory improvement", "[compare][degraded]") {
+    // A run report whose command exited 1, one killed by a signal, a clean one.
+    const auto failed = parse_report(
+        R"({"schema_version": 1, "kind": "run", "command": ["./x"], "peak": {"tree_bytes": 5},
+            "exit": {"code": 1, "signal": null}})",
+        "NEW.json");
+    CHECK(degraded_warnings(failed, "NEW.json") ==
+          std::vector<std::string>{"NEW.json: ./x: the run failed (exit code not 0): its peak is not that of a "
+                                   "program that did its work"});
+    const auto killed = parse_report(
+        R"({"schema_version": 1, "kind": "run", "command": ["./x"], "peak": {"tree_bytes": 5},
+            "exit": {"code": null, "signal": 11}})",
+        "NEW.json");
+    CHECK(killed[0].failed_runs == 1);
+    const auto clean = parse_report(
+        R"({"schema_version": 1, "kind": "run", "command": ["./x"], "peak": {"tree_bytes": 5},
+            "exit": {"code": 0, "signal": null}})",
+        "NEW.json");
+    CHECK(degraded_warnings(clean, "NEW.json").empty());
+    // A bench export counts its runs' exit codes.
+    const auto bench = parse_report(
+        R"({"schema_version": 2, "kind": "bench", "results": [{"command": "./y", "peak_bytes": {"median": 5},
+            "runs": [{}, {}, {}], "exit_codes": [0, 1, 139]}]})",
+        "NEW.json");
+    REQUIRE(bench.size() == 1);
+    CHECK(bench[0].failed_runs == 2);
+    CHECK(degraded_warnings(bench, "NEW.json") ==
+          std::vector<std::string>{"NEW.json: ./y: 2 of 3 runs failed (exit code not 0): its peak is not that of a "
+                                   "program that did its work"});
+}

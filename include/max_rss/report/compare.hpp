@@ -14,9 +14,11 @@
 
 namespace max_rss {
 
-// One line per entry of peaks with degraded runs, for stderr (no line end):
+// One line per entry of peaks with degraded runs, then one per entry with
+// failed runs, for stderr (no line end):
 //   "NEW.json: ./touch 50: 2 of 5 runs degraded (sampled, not traced): its peak may be low"
 //   "NEW.json: ./touch 50: a degraded run (sampled, not traced): its peak may be low"
+//   "NEW.json: ./x: 3 of 5 runs failed (exit code not 0): its peak is not that of a program that did its work"
 // source names the report; entries are named by their label (name, else command).
 std::vector<std::string> degraded_warnings(std::span<const MeasuredPeak> peaks, std::string_view source);
 

@@ -29,6 +29,9 @@ struct MeasuredPeak {
     // Runs that were sampled, not traced (ptrace unavailable): their peaks
     // may be low. A run report is one run; a bench export says how many.
     size_t degraded_runs = 0;
+    // Runs whose command failed (exit code not 0, or killed by a signal):
+    // their peak is that of a program that did not do its work.
+    size_t failed_runs = 0;
     size_t runs = 1;
     // Each run's tree peak (a bench export's "memory_usage_byte", schema 2),
     // for compare's significance test; empty when the report has none (a run
