@@ -144,8 +144,12 @@ std::string export_github_benchmark(const BenchReport& report) {
 std::string export_bencher(const BenchReport& report) {
     Json root = Json::object();
     for (const BenchResult& result : report.results) {
-        const std::string name = to_valid_utf8(display_name(result));
-        if (root.contains(name)) continue;
+        // BMF is keyed by benchmark: a name or command line given twice (two
+        // --prepare steps, a parameter left out of -n) gets " #2", " #3"...
+        // rather than losing all but its first result.
+        const std::string base_name = to_valid_utf8(display_name(result));
+        std::string name = base_name;
+        for (int n = 2; root.contains(name); ++n) name = base_name + " #" + std::to_string(n);
         const Summary peak = summarize_peak_bytes(result);
         const Summary wall = summarize_wall_seconds(result);
         Json measures;

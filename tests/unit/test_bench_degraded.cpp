@@ -60,9 +60,12 @@ TEST_CASE("bench exports: a degraded run in JSON, CSV and Markdown, and compare 
     REQUIRE(peaks.size() == 1);
     CHECK(peaks[0].degraded_runs == 2);
     CHECK(peaks[0].runs == 3);
+    CHECK(peaks[0].failed_runs == 1);
     CHECK(degraded_warnings(peaks, "NEW.json") ==
           std::vector<std::string>{
-              "NEW.json: ./touch 10: 2 of 3 runs degraded (sampled, not traced): its peak may be low"});
+              "NEW.json: ./touch 10: 2 of 3 runs degraded (sampled, not traced): its peak may be low",
+              "NEW.json: ./touch 10: 1 of 3 runs failed (exit code not 0): its peak is not that of a program that "
+              "did its work"});
 }
 
 TEST_CASE("compare: a degraded run report is named, a clean one is not", "[compare][degraded]") {

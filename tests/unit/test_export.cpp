@@ -150,6 +150,18 @@ TEST_CASE("export_bencher matches tests/data/export/expected.bmf.json", "[export
     CHECK(max_rss::export_bencher(fixed_report()) == read_file(expected_path("expected.bmf.json")));
 }
 
+TEST_CASE("export_bencher: a name given twice keeps both results, numbered", "[export]") {
+    auto report = fixed_report();
+    REQUIRE(report.results.size() >= 2);
+    report.results[1].name = report.results[0].name;
+    report.results[1].command = report.results[0].command;
+    const auto json = nlohmann::json::parse(max_rss::export_bencher(report));
+    const std::string first = report.results[0].name.empty() ? report.results[0].command : report.results[0].name;
+    CHECK(json.size() == report.results.size());
+    CHECK(json.contains(first));
+    CHECK(json.contains(first + " #2"));
+}
+
 TEST_CASE("export_results dispatches on the format", "[export]") {
     using max_rss::ExportFormat;
     const auto report = fixed_report();
