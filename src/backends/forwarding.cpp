@@ -31,21 +31,15 @@ void Forwarder::handle(const std::vector<os::ReceivedSignal>& received,
             ::kill(root_, sig.signo);
             continue;
         }
-        if (!stops_run) {
-            // SIGUSR1/2 once the command has ended: for what still runs, as
-            // a group kill would have given it; the run goes on.
-            for (const auto& [pid, live] : recorder_.table().live_processes())
-                if (!signal_pending(pid, sig.signo)) ::kill(pid, sig.signo);
-            continue;
-        }
-        // The command has ended: this ends the run.
+        // The command has ended: what still runs gets the signal, and a
+        // termination signal ends the run (SIGUSR1/2 end nothing).
         const pid_t own_group = ::getpgrp();
         for (const auto& [pid, live] : recorder_.table().live_processes()) {
             if (sig.from_terminal() && ::getpgid(pid) == own_group) continue;  // it has the terminal's
             if (signal_pending(pid, sig.signo)) continue;                     // it has a group kill's
             ::kill(pid, sig.signo);
         }
-        if (!deadline_ns_) deadline_ns_ = recorder_.now_ns() + kGraceNs;
+        if (stops_run && !deadline_ns_) deadline_ns_ = recorder_.now_ns() + kGraceNs;
     }
     delivered_mask_ = 0;
 }

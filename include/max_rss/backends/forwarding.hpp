@@ -37,9 +37,9 @@ public:
     //  - SIGUSR1 and SIGUSR2 are passed on the same way, and never end the
     //    run (once the command has ended, what still runs gets them);
     //  - the command has ended but processes it started still run (daemons,
-    //    orphans): a termination signal ends the run. They get the signal (those in max_rss's own
-    //    process group already have a terminal's), and whatever still runs
-    //    kGraceNs later is killed (deadline_ns()).
+    //    orphans): they get the signal (those in max_rss's own process group
+    //    already have a terminal's), and a termination signal ends the run:
+    //    whatever still runs kGraceNs later is killed (deadline_ns()).
     // Called only from the backend's loop, with signals blocked: the root
     // cannot have been reaped, and its pid reused, behind the loop's back.
     void handle(const std::vector<os::ReceivedSignal>& received,

@@ -57,8 +57,9 @@ struct WaitResult {
 // While it exists, for the whole process (it is meant to live inside one
 // measured run; nothing else in max_rss touches these):
 //  - SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are caught and
-//    recorded, except those the caller ignored (under nohup SIGHUP stays ignored, for max_rss and,
-//    since ignored signals survive exec, for the program);
+//    recorded, except those the caller ignored (under nohup SIGHUP stays
+//    ignored, for max_rss and, since ignored signals survive exec, for the
+//    program);
 //  - SIGALRM is caught for a periodic ITIMER_REAL tick, when tick_ns > 0;
 //  - all of these are blocked except while wait_any() waits, so a handler
 //    never runs in the middle of the caller's work.

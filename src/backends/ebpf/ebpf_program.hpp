@@ -9,8 +9,8 @@
 
 #include <sys/types.h>
 
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -107,7 +107,8 @@ private:
 
     std::unique_ptr<Impl> impl_;
     bool exact_cow_ = false;
-    std::array<uint32_t, 128> signals_answered_{};  // root_signal_count, by number, at root_got's last yes
+    // root_signal_count, by signal number, at root_got()'s last yes.
+    std::array<uint32_t, MRSS_SIGNALS> signals_answered_{};
     std::function<void(const mrss_record&, size_t)> handler_;
 };
 

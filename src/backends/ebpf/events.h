@@ -9,6 +9,9 @@
 #define MRSS_MAX_CPUS 1024
 /* Thread groups, and address spaces, the kernel side follows at once. */
 #define MRSS_TABLE_ENTRIES 16384
+/* Slots of the root's signal counts, by signal number: a power of two above
+ * the 64 signals, so that the BPF side's mask is its bound. */
+#define MRSS_SIGNALS 128
 
 enum mrss_record_kind {
     MRSS_REC_FORK = 1,        /* a tracked task made a process (threads are only counted) */

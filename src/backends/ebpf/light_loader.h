@@ -41,8 +41,8 @@ struct mrss_globals {
     __u64 *anon_sum_pages;
     __u64 *peak_jiffies;
     __u32 *root_tgid;
-    __u32 *root_signal_count;   /* [128]: signals generated for the root, by number */
-    __u32 *root_signal_sender;  /* [128]: the process that sent the last of each */
+    __u32 *root_signal_count;   /* [MRSS_SIGNALS]: signals generated for the root, by number */
+    __u32 *root_signal_sender;  /* [MRSS_SIGNALS]: the process that sent the last of each */
 };
 
 struct mrss_light;

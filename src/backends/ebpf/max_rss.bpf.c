@@ -1271,13 +1271,12 @@ int adopt(struct bpf_iter__task *ctx)
 
 /* Signals generated for the root's thread group, by number (1-64): how
  * many, and the process that sent the last one. max_rss forwards a
- * termination signal it was sent to the root only when the root did not get
+ * signal it was sent to the root only when the root did not get
  * a copy of its own: a group kill (kill -INT -PGID, GNU timeout) reaches
  * the root before max_rss (the group's newest members come first), and a
  * running root takes its copy at once, so by the time max_rss looks its
  * /proc status shows nothing pending. Set by max_rss (root_tgid) once the
  * kernel side is loaded; 0: nothing counted. */
-#define MRSS_SIGNALS 128  /* a power of two above the 64 signals: the index's mask is its bound */
 __u32 root_tgid = 0;
 __u32 root_signal_count[MRSS_SIGNALS] = {};
 __u32 root_signal_sender[MRSS_SIGNALS] = {};
