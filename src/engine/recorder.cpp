@@ -95,7 +95,10 @@ bool Recorder::task_created(pid_t child, pid_t creator_tid, CloneKind kind) {
     auto program = parent.images.empty() ? nullptr : parent.images.back().program;
     const bool shares = kind == CloneKind::SharedMm;
     std::optional<pid_t> shares_with;
-    if (shares) shares_with = parent.shares_mm_with.value_or(parent.pid);
+    if (shares) {
+        shares_with = parent.shares_mm_with.value_or(parent.pid);
+        if (LiveProcess* owner = table_.live(*shares_with)) owner->lent_mm = true;
+    }
     const uint32_t index = new_process(child, parent.pid, shares ? ImageOrigin::SharedMm : ImageOrigin::Fork,
                                        std::move(program), shares_with);
     table_.add_task(child, index, true);
@@ -172,6 +175,7 @@ void Recorder::exec_done(pid_t tid, pid_t former_tid) {
         live->max_resident_bytes = 0;  // a new image starts afresh
         live->reader_tid = proc.pid;
         live->holds_creators_mm = false;
+        live->lent_mm = false;  // its new mm is lent to no one yet
         table_.set_family(proc.pid, index);  // its own mm: a family of its own
     }
 }
@@ -213,7 +217,9 @@ void Recorder::task_exiting(pid_t tid) {
 
 void Recorder::hand_on_mm(pid_t owner_pid) {
     LiveProcess* owner = table_.live(owner_pid);
-    if (!owner || owner->mm_released) return;
+    // Most processes never lent their mm: no scan of every live process at
+    // each of their exits and execs.
+    if (!owner || owner->mm_released || !owner->lent_mm) return;
     // Sharers point at the owner (a sharer's own CLONE_VM children too); the
     // oldest of them holds the mm from now.
     pid_t heir_pid = 0;
@@ -238,6 +244,7 @@ void Recorder::hand_on_mm(pid_t owner_pid) {
     heir->sampled.inherited = owner->sampled.inherited;
     heir->max_resident_bytes = owner->max_resident_bytes;
     heir->holds_creators_mm = true;
+    heir->lent_mm = true;  // the other sharers now point at it
     table_.set_family(heir_pid, owner->sampled.family);
 }
 

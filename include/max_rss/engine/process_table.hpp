@@ -43,6 +43,10 @@ struct LiveProcess {
     // A CLONE_VM child that holds the address space it was created in, after
     // its creator left it (exited or exec'd): measured as the mm's owner.
     bool holds_creators_mm = false;
+    // A CLONE_VM child was made in its current address space: only then can
+    // leaving that address space hand it on (Recorder::hand_on_mm), so no
+    // other exit or exec looks for sharers.
+    bool lent_mm = false;
     // In a fork family: what it adds by the lower bound, at the last snapshot.
     uint64_t family_lower_bytes = 0;
 };
