@@ -410,7 +410,8 @@ void Recorder::add_families(SnapshotSum& sum, std::unordered_map<uint32_t, Famil
     // tree's peaks). Else Pss_Anon, summed over a family, counts each of its
     // pages exactly once.
     const bool could_be_peak = sum.upper_with(families_upper_bytes) > tally_.best_bytes.value_or(0);
-    const bool resolve = could_be_peak && policy::snapshot_affordable(snapshot_spent_ns_, now_ns(), 0);
+    const bool resolve =
+        could_be_peak && family_reads_settled_ && policy::snapshot_affordable(snapshot_spent_ns_, now_ns(), 0);
     for (auto&& [pid, process] : table_.live_processes()) {
         if (process.mm_released) continue;
         auto it = families.find(process.sampled.family);

@@ -94,6 +94,12 @@ public:
     // The backend cannot report release points (no seccomp filter): the tree
     // peak can only be bounded.
     void release_points_unavailable() { tally_.release_points_reported = false; }
+    // Release points not measured so far (what they would have cost).
+    [[nodiscard]] uint64_t release_points_skipped() const { return tally_.release_points_skipped; }
+    // false: a fork family member may be inside a release call, so no
+    // family's sharing is resolved (smaps_rollup) until true again: its
+    // Pss_Anon figures move while they are read (the snapshot keeps bounds).
+    void set_family_reads_settled(bool settled) { family_reads_settled_ = settled; }
     // The periodic timer: a snapshot of the live tree.
     void tick();
     // pid is alive and running: read its VmHWM, which holds every peak it
@@ -160,6 +166,7 @@ private:
     pid_t root_pid_ = 0;
     bool root_exited_ = false;
     bool totals_from_backend_ = false;
+    bool family_reads_settled_ = true;
     uint32_t next_serial_ = 1;
     std::optional<uint64_t> cgroup_peak_bytes_;
     SnapshotTally tally_;

@@ -8,10 +8,12 @@
 //   - a new task's first stop: a forked child's inherited resident size;
 //   - once the tree has two processes, where memory may fall (munmap, ...):
 //     the release filter, installed then (release_filter_rollout.hpp).
-// Nothing polls and nothing sleeps.
+// A fork family is never read while one of its members is still inside such
+// a call (release_gate.hpp). Nothing polls and nothing sleeps.
 #include "actions.hpp"
 #include "clone_kind.hpp"
 #include "filter_injection.hpp"
+#include "release_gate.hpp"
 #include "release_filter_rollout.hpp"
 #include "seccomp_filter.hpp"
 #include "syscall_edit.hpp"
@@ -58,6 +60,10 @@ private:
     bool brk_lowers(pid_t tid);
     void on_ptrace_call(pid_t tid);
     void on_exit_stop(pid_t tid);
+    void at_release_point(pid_t tid, ReleasePoint point);
+    void measure_release(pid_t tid, ReleasePoint point);
+    void measure_held_releases();
+    void unstick_held_releases();
     void on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage);
     void hold(pid_t tid);
     void adopt_held();
@@ -86,6 +92,7 @@ private:
     std::unordered_map<pid_t, int> group_stopped_first_;
     // The release filter: installed when the tree first has two processes.
     std::optional<ReleaseFilterRollout> rollout_;
+    ReleaseGate gate_;
 };
 
 void PtraceBackend::run(RunContext& context) {
@@ -131,11 +138,17 @@ void PtraceBackend::loop() {
     constexpr size_t kManyThreads = 16;
     for (;;) {
         if (signals.take_tick()) {
-            if (context_->sample_interval_ns > 0 && recorder.now_ns() >= next_sample_ns_) {
+            // Not while a family member is inside a release call: its
+            // figures are moving (release_gate.hpp); the next tick will do.
+            if (context_->sample_interval_ns > 0 && recorder.now_ns() >= next_sample_ns_ &&
+                !gate_.release_under_way()) {
+                recorder.set_family_reads_settled(gate_.family_reads_settled());
                 recorder.tick();
+                recorder.set_family_reads_settled(true);
                 next_sample_ns_ = recorder.now_ns() + context_->sample_interval_ns;
             }
             if (!held_.empty()) adopt_held();
+            unstick_held_releases();
             apply();
         }
         forwarder_->handle(signals.take_received(), [this](const os::ReceivedSignal& sig) { return traced_root_has_copy(root_pid_, sig.signo); });
@@ -151,6 +164,7 @@ void PtraceBackend::loop() {
         if (w.kind == os::WaitResult::Kind::NoChildren) return;
         if (w.kind == os::WaitResult::Kind::Interrupted) continue;
         dispatch(w.pid, w.status, w.usage);
+        measure_held_releases();
         apply();
     }
 }
@@ -177,6 +191,7 @@ void PtraceBackend::apply() {
 void PtraceBackend::dispatch(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage) {
     const StopKind kind = ws.kind();
     if (log::enabled(log::Level::trace)) log::trace("{}: {}", tid, ws.describe());
+    gate_.event_of(tid);
     if (ws.is_terminal()) {
         rollout_->task_gone(tid);
         group_stopped_first_.erase(tid);
@@ -284,17 +299,20 @@ void PtraceBackend::on_seccomp(pid_t tid) {
     }
     switch (static_cast<StopTag>(data)) {
         case StopTag::Exec:
-            context_->recorder.exec_entry(tid);
-            break;
+            at_release_point(tid, ReleasePoint::ExecEntry);
+            return;
         case StopTag::Untraced:
         case StopTag::Clone3:
             clear_clone_untraced(tid, static_cast<StopTag>(data) == StopTag::Clone3);
             break;
         case StopTag::Release:
-            context_->recorder.memory_released(tid);
-            break;
+            at_release_point(tid, ReleasePoint::Syscall);
+            return;
         case StopTag::Brk:
-            if (brk_lowers(tid)) context_->recorder.memory_released(tid);
+            if (brk_lowers(tid)) {
+                at_release_point(tid, ReleasePoint::Syscall);
+                return;
+            }
             break;
         case StopTag::Strict:
             context_->recorder.warn(Warning{Warning::Kind::StrictSeccomp, tid, 0, 0, EINVAL, {}});
@@ -352,6 +370,8 @@ void PtraceBackend::on_ptrace_call(pid_t tid) {
 void PtraceBackend::on_exec(pid_t tid) {
     unsigned long former = 0;
     ::ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &former);
+    // A thread that exec'd has its leader's tid now: its release ended here.
+    if (former != 0) gate_.event_of(static_cast<pid_t>(former));
     if (tid == root_pid_ && !root_exec_seen_) {
         root_exec_seen_ = true;
         const os::LaunchReport report = os::read_launch_report(report_fd_);
@@ -368,9 +388,84 @@ void PtraceBackend::on_exec(pid_t tid) {
 }
 
 void PtraceBackend::on_exit_stop(pid_t tid) {
+    // Only the last task's exit lets the address space go (the others' just
+    // leave it): only that one is measured with the tree.
+    ProcessTable& table = context_->recorder.table();
+    const TaskEntry* task = table.task(tid);
+    const LiveProcess* live = task ? table.live(table.process(task->process).pid) : nullptr;
+    if (live && !task->exiting && live->live_tasks == 1) {
+        at_release_point(tid, ReleasePoint::Exit);
+        return;
+    }
     context_->recorder.task_exiting(tid);
     if (!held_.empty()) adopt_held();
     resume(tid);
+}
+
+// A task stopped where memory may fall: measured now, or held until no fork
+// family member is inside a release call (release_gate.hpp).
+void PtraceBackend::at_release_point(pid_t tid, ReleasePoint point) {
+    if (gate_.admit(tid, point, context_->recorder.now_ns())) measure_release(tid, point);
+}
+
+// The tree measured at tid's release point, then tid goes on into it:
+// followed to its end when the release changes how a family's pages divide.
+void PtraceBackend::measure_release(pid_t tid, ReleasePoint point) {
+    const pid_t key = release_ends_at_event_of(context_->recorder.table(), tid, point);
+    Recorder& recorder = context_->recorder;
+    const uint64_t skipped_before = recorder.release_points_skipped();
+    recorder.set_family_reads_settled(gate_.family_reads_settled());
+    switch (point) {
+        case ReleasePoint::Syscall: recorder.memory_released(tid); break;
+        case ReleasePoint::ExecEntry: recorder.exec_entry(tid); break;
+        case ReleasePoint::Exit:
+            recorder.task_exiting(tid);
+            if (!held_.empty()) adopt_held();
+            break;
+    }
+    recorder.set_family_reads_settled(true);
+    if (key == 0) {
+        resume(tid);
+        return;
+    }
+    // Not measured here (the budget is spent): a second stop would buy
+    // nothing now (gate's header).
+    if (point == ReleasePoint::Syscall && recorder.release_points_skipped() != skipped_before) {
+        gate_.entered_unfollowed(tid);
+        resume(tid);
+        return;
+    }
+    gate_.entered(key);
+    // A call's end is its syscall-exit stop (an exec's, its exec event; a
+    // failed exec's, its syscall exit); an exit's, its leader's reaping.
+    if (point == ReleasePoint::Exit) resume(tid);
+    else actions_.push_back(Action{tid, Action::Kind::Syscall, 0});
+}
+
+// A release call that never seems to end (a munmap waiting for a userfaultfd
+// monitor that is itself held, say) must not hang the tree: after a while
+// the held tasks are measured anyway, without resolving any fork family's
+// sharing until it ends (so the peak may be reported as bounds, never as
+// more than was held).
+void PtraceBackend::unstick_held_releases() {
+    constexpr int64_t kLongestReleaseNs = 10'000'000'000;
+    const auto since = gate_.oldest_held_since_ns();
+    if (!since || context_->recorder.now_ns() - *since < kLongestReleaseNs) return;
+    log::debug("a release call has not ended in {} s: measuring the {} held task(s) without family reads",
+               kLongestReleaseNs / 1'000'000'000, gate_.held_count());
+    gate_.stop_following();
+    for (const ReleaseGate::Held& h : gate_.take_all_held()) measure_release(h.tid, h.point);
+}
+
+// Held release points, in the order they stopped, once nothing is under way.
+void PtraceBackend::measure_held_releases() {
+    if (killing_) {
+        // Killed tasks do not free where they stopped: measured as they are.
+        gate_.stop_following();
+        for (const ReleaseGate::Held& h : gate_.take_all_held()) measure_release(h.tid, h.point);
+        return;
+    }
+    while (const auto next = gate_.next_ready()) measure_release(next->tid, next->point);
 }
 
 // A new task's first stop came before its creator's fork/clone event. A
