@@ -43,6 +43,14 @@ void note_interruption(int sig) {
     else g_unforwarded.store(sig);
 }
 
+// SIGUSR1/SIGUSR2 end nothing, as under `max_rss -- prog`: passed on to an
+// unmeasured program (--prepare, --conclude) as they are to a measured one;
+// between programs, nobody is there to get them. Their default action would
+// kill bench and lose every result so far.
+void pass_on(int sig) {
+    if (const pid_t child = g_unmeasured_child.load(); child > 0) ::kill(child, sig);
+}
+
 // Points fds 0 (and 1, 2 unless keep_output) at /dev/null until destroyed.
 // The saved copies are close-on-exec, so the program never inherits them.
 class NullStdio {
@@ -103,6 +111,7 @@ CpuSeconds children_cpu_seconds() {
 
 struct TracingExecutor::SavedHandlers {
     struct sigaction previous[std::size(os::kTerminationSignals)] {};
+    struct sigaction passed_previous[std::size(os::kPassedSignals)] {};
 };
 
 TracingExecutor::TracingExecutor(bool show_output, BackendKind backend)
@@ -120,12 +129,19 @@ TracingExecutor::TracingExecutor(bool show_output, BackendKind backend)
         // under nohup). Caught ones are reset to the default by exec.
         if (saved_->previous[i].sa_handler != SIG_IGN) ::sigaction(os::kTerminationSignals[i], &sa, nullptr);
     }
+    sa.sa_handler = pass_on;
+    for (size_t i = 0; i < std::size(os::kPassedSignals); ++i) {
+        ::sigaction(os::kPassedSignals[i], nullptr, &saved_->passed_previous[i]);
+        if (saved_->passed_previous[i].sa_handler != SIG_IGN) ::sigaction(os::kPassedSignals[i], &sa, nullptr);
+    }
 }
 
 TracingExecutor::~TracingExecutor() {
     for (size_t i = 0; i < std::size(os::kTerminationSignals); ++i) {
         ::sigaction(os::kTerminationSignals[i], &saved_->previous[i], nullptr);
     }
+    for (size_t i = 0; i < std::size(os::kPassedSignals); ++i)
+        ::sigaction(os::kPassedSignals[i], &saved_->passed_previous[i], nullptr);
 }
 
 MeasuredRun TracingExecutor::measure(const std::vector<std::string>& argv) {

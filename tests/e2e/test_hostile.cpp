@@ -349,6 +349,26 @@ TEST_CASE("hostile: bench stops when told to, even when the program handles the 
     for (const auto& p : {o, e, ready}) std::remove(p.c_str());
 }
 
+TEST_CASE("hostile: SIGUSR1 sent to bench between measured runs is passed on and ends nothing",
+          "[hostile][bench][signals]") {
+    // While a --prepare command runs, no run owns the signals: SIGUSR1's
+    // default action killed bench there, and every result so far with it.
+    const std::string o = temp_path("bench_usr1.out"), e = temp_path("bench_usr1.err"),
+                      ready = temp_path("bench_usr1.ready");
+    std::remove(ready.c_str());
+    const pid_t pid = spawn_max_rss({"bench", "-N", "--runs", "1", "--show-output", "--prepare",
+                                     fixture("count_signals"), "true"},
+                                    o, e, {"FX_READY_FILE=" + ready});
+    REQUIRE(wait_for_line(ready, "ready"));
+    REQUIRE(::kill(pid, SIGUSR1) == 0);
+    // Then SIGTERM: the prepare command reports what it got, and bench stops.
+    REQUIRE(::kill(pid, SIGTERM) == 0);
+    CHECK(wait_exit_code(pid, 120) == 128 + SIGTERM);
+    CHECK(read_text_file(o).find("SIGINT 0\nSIGUSR1 1\n") != std::string::npos);
+    CHECK(read_text_file(e).find("max_rss: bench: interrupted by SIGTERM") != std::string::npos);
+    for (const auto& p : {o, e, ready}) std::remove(p.c_str());
+}
+
 TEST_CASE("hostile: a SIGTERM in max_rss's first moment is not lost, run after run", "[hostile][bench][signals]") {
     // No waiting for the program: the signal lands while max_rss starts it.
     // count_signals waits for SIGTERM forever: a lost one would hang here.
