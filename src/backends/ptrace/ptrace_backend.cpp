@@ -64,6 +64,7 @@ private:
     void measure_release(pid_t tid, ReleasePoint point);
     void measure_held_releases();
     void unstick_held_releases();
+    void measure_held(const ReleaseGate::Held& held);
     void on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage);
     void hold(pid_t tid);
     void adopt_held();
@@ -454,7 +455,15 @@ void PtraceBackend::unstick_held_releases() {
     log::debug("a release call has not ended in {} s: measuring the {} held task(s) without family reads",
                kLongestReleaseNs / 1'000'000'000, gate_.held_count());
     gate_.stop_following();
-    for (const ReleaseGate::Held& h : gate_.take_all_held()) measure_release(h.tid, h.point);
+    for (const ReleaseGate::Held& h : gate_.take_all_held()) measure_held(h);
+}
+
+// A held task is measured where it stopped, if it is still there: a SIGKILL
+// wakes it, and a resume now would pass over its exit stop unreported.
+// (Only at an exit stop does a killed task stay until resumed.)
+void PtraceBackend::measure_held(const ReleaseGate::Held& held) {
+    if (held.point != ReleasePoint::Exit && !still_at_seccomp_stop(held.tid)) return;  // its next stop will come
+    measure_release(held.tid, held.point);
 }
 
 // Held release points, in the order they stopped, once nothing is under way.
@@ -462,10 +471,10 @@ void PtraceBackend::measure_held_releases() {
     if (killing_) {
         // Killed tasks do not free where they stopped: measured as they are.
         gate_.stop_following();
-        for (const ReleaseGate::Held& h : gate_.take_all_held()) measure_release(h.tid, h.point);
+        for (const ReleaseGate::Held& h : gate_.take_all_held()) measure_held(h);
         return;
     }
-    while (const auto next = gate_.next_ready()) measure_release(next->tid, next->point);
+    while (const auto next = gate_.next_ready()) measure_held(*next);
 }
 
 // A new task's first stop came before its creator's fork/clone event. A

@@ -69,7 +69,9 @@ public:
     // call that was not followed (those followed hold every reader).
     [[nodiscard]] bool family_reads_settled() const { return unfollowed_.empty(); }
     // Any event (stop or end) of tid: a release it was under ends; a stop it
-    // was held at is over (only SIGKILL moves a held task: its exit comes next).
+    // was held at is over (only SIGKILL moves a held task: its exit comes
+    // next; the backend checks a held task is still where it stopped before
+    // it measures it, in case that exit stop is not reported yet).
     void event_of(pid_t tid);
     // The next held stop to measure, once no release is under way.
     std::optional<Held> next_ready();

@@ -63,4 +63,10 @@ bool read_ptrace_call(pid_t, PtraceCall&) { return false; }
 
 #endif
 
+bool still_at_seccomp_stop(pid_t tid) {
+    __ptrace_syscall_info info{};
+    if (::ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof info, &info) > 0) return info.op == PTRACE_SYSCALL_INFO_SECCOMP;
+    return errno != ESRCH;  // ESRCH: not stopped (running to its exit), or gone
+}
+
 }  // namespace max_rss::ptrace_backend

@@ -27,4 +27,10 @@ struct PtraceCall {
 };
 bool read_ptrace_call(pid_t tid, PtraceCall& call);
 
+// Whether tid is still stopped at a seccomp stop (a system call's entry).
+// False once it left it (a SIGKILL woke it: its exit stop comes next, or is
+// already there unreported). Where the kernel cannot say (before Linux 5.3),
+// true.
+bool still_at_seccomp_stop(pid_t tid);
+
 }  // namespace max_rss::ptrace_backend
