@@ -10,11 +10,10 @@
 //     the release filter, installed then (release_filter_rollout.hpp).
 // A fork family is never read while one of its members is still inside such
 // a call (release_gate.hpp). Nothing polls and nothing sleeps.
-#include "actions.hpp"
+#include "ptrace_backend.hpp"
+
 #include "clone_kind.hpp"
 #include "filter_injection.hpp"
-#include "release_gate.hpp"
-#include "release_filter_rollout.hpp"
 #include "seccomp_filter.hpp"
 #include "syscall_edit.hpp"
 
@@ -44,57 +43,7 @@ constexpr unsigned long kPtraceOptions =
     PTRACE_O_EXITKILL | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
     PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACESYSGOOD;
 
-class PtraceBackend final : public Backend {
-public:
-    void run(RunContext& context) override;
-
-private:
-    void loop();
-    // Handlers: each says what to do with the task(s) it handled by queueing
-    // actions; apply() carries them out. A task not queued stays stopped (held).
-    void dispatch(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage);
-    void on_new_task_event(pid_t creator_tid, StopKind event);
-    void on_first_stop(pid_t tid);
-    void on_seccomp(pid_t tid);
-    void on_exec(pid_t tid);
-    bool brk_lowers(pid_t tid);
-    void on_ptrace_call(pid_t tid);
-    void on_exit_stop(pid_t tid);
-    void at_release_point(pid_t tid, ReleasePoint point);
-    void measure_release(pid_t tid, ReleasePoint point);
-    void measure_held_releases();
-    void unstick_held_releases();
-    void measure_held(const ReleaseGate::Held& held);
-    void on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage);
-    void hold(pid_t tid);
-    void adopt_held();
-    void resume(pid_t tid, int sig = 0) { queue_resume(actions_, tid, sig); }
-    void apply();  // the one place that resumes tasks
-    void kill_all();
-    void kill_everything_now();
-
-    RunContext* context_ = nullptr;
-    std::optional<Forwarder> forwarder_;
-    pid_t root_pid_ = 0;
-    int report_fd_ = -1;
-    bool root_exec_seen_ = false;
-    bool killing_ = false;
-    int64_t next_sample_ns_ = 0;
-    // New processes whose first stop came before their creator's fork event:
-    // held stopped until the event says what they are (pid -> creator's pid),
-    // or until the creator is seen to end without it (killed mid-fork).
-    std::unordered_map<pid_t, pid_t> held_;
-    Actions actions_;  // queued by handlers, drained by apply()
-    // The last break each process asked for (by process record index; an
-    // exec starts a new one): a brk below it may free memory.
-    std::unordered_map<uint32_t, unsigned long> brk_;
-    bool ptrace_refused_ = false;  // said once a run: the advice is the same for every caller
-    // New tasks whose first stop was a group-stop (tid -> its stop signal).
-    std::unordered_map<pid_t, int> group_stopped_first_;
-    // The release filter: installed when the tree first has two processes.
-    std::optional<ReleaseFilterRollout> rollout_;
-    ReleaseGate gate_;
-};
+}  // namespace
 
 void PtraceBackend::run(RunContext& context) {
     context_ = &context;
@@ -403,80 +352,6 @@ void PtraceBackend::on_exit_stop(pid_t tid) {
     resume(tid);
 }
 
-// A task stopped where memory may fall: measured now, or held until no fork
-// family member is inside a release call (release_gate.hpp).
-void PtraceBackend::at_release_point(pid_t tid, ReleasePoint point) {
-    if (gate_.admit(tid, point, context_->recorder.now_ns())) measure_release(tid, point);
-}
-
-// The tree measured at tid's release point, then tid goes on into it:
-// followed to its end when the release changes how a family's pages divide.
-void PtraceBackend::measure_release(pid_t tid, ReleasePoint point) {
-    const pid_t key = release_ends_at_event_of(context_->recorder.table(), tid, point);
-    Recorder& recorder = context_->recorder;
-    const uint64_t skipped_before = recorder.release_points_skipped();
-    recorder.set_family_reads_settled(gate_.family_reads_settled());
-    switch (point) {
-        case ReleasePoint::Syscall: recorder.memory_released(tid); break;
-        case ReleasePoint::ExecEntry: recorder.exec_entry(tid); break;
-        case ReleasePoint::Exit:
-            recorder.task_exiting(tid);
-            if (!held_.empty()) adopt_held();
-            break;
-    }
-    recorder.set_family_reads_settled(true);
-    if (key == 0) {
-        resume(tid);
-        return;
-    }
-    // Not measured here (the budget is spent): a second stop would buy
-    // nothing now (gate's header).
-    if (point == ReleasePoint::Syscall && recorder.release_points_skipped() != skipped_before) {
-        gate_.entered_unfollowed(tid);
-        resume(tid);
-        return;
-    }
-    gate_.entered(key);
-    // A call's end is its syscall-exit stop (an exec's, its exec event; a
-    // failed exec's, its syscall exit); an exit's, its leader's reaping.
-    if (point == ReleasePoint::Exit) resume(tid);
-    else actions_.push_back(Action{tid, Action::Kind::Syscall, 0});
-}
-
-// A release call that never seems to end (a munmap waiting for a userfaultfd
-// monitor that is itself held, say) must not hang the tree: after a while
-// the held tasks are measured anyway, without resolving any fork family's
-// sharing until it ends (so the peak may be reported as bounds, never as
-// more than was held).
-void PtraceBackend::unstick_held_releases() {
-    constexpr int64_t kLongestReleaseNs = 10'000'000'000;
-    const auto since = gate_.oldest_held_since_ns();
-    if (!since || context_->recorder.now_ns() - *since < kLongestReleaseNs) return;
-    log::debug("a release call has not ended in {} s: measuring the {} held task(s) without family reads",
-               kLongestReleaseNs / 1'000'000'000, gate_.held_count());
-    gate_.stop_following();
-    for (const ReleaseGate::Held& h : gate_.take_all_held()) measure_held(h);
-}
-
-// A held task is measured where it stopped, if it is still there: a SIGKILL
-// wakes it, and a resume now would pass over its exit stop unreported.
-// (Only at an exit stop does a killed task stay until resumed.)
-void PtraceBackend::measure_held(const ReleaseGate::Held& held) {
-    if (held.point != ReleasePoint::Exit && !still_at_seccomp_stop(held.tid)) return;  // its next stop will come
-    measure_release(held.tid, held.point);
-}
-
-// Held release points, in the order they stopped, once nothing is under way.
-void PtraceBackend::measure_held_releases() {
-    if (killing_) {
-        // Killed tasks do not free where they stopped: measured as they are.
-        gate_.stop_following();
-        for (const ReleaseGate::Held& h : gate_.take_all_held()) measure_held(h);
-        return;
-    }
-    while (const auto next = gate_.next_ready()) measure_held(*next);
-}
-
 // A new task's first stop came before its creator's fork/clone event. A
 // thread is known for what it is (its thread group, from /proc): it is taken
 // in at once. A process is held until its creator's event says whether it
@@ -546,7 +421,6 @@ void PtraceBackend::kill_everything_now() {
     }
 }
 
-}  // namespace
 }  // namespace ptrace_backend
 
 std::unique_ptr<Backend> make_ptrace_backend() { return std::make_unique<ptrace_backend::PtraceBackend>(); }
