@@ -193,9 +193,22 @@ ExitStatus TracingExecutor::run_unmeasured(const std::vector<std::string>& argv)
     }
     std::fflush(stdout);
     std::fflush(stderr);
+    // SIGUSR1/2 wait (blocked) until the handler knows the program's pid: one
+    // that came while it starts reaches it, not nobody. The program starts
+    // with the mask bench had.
+    sigset_t passed, before;
+    sigemptyset(&passed);
+    for (int sig : os::kPassedSignals) sigaddset(&passed, sig);
+    ::pthread_sigmask(SIG_BLOCK, &passed, &before);
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    posix_spawnattr_setsigmask(&attributes, &before);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
     pid_t pid = 0;
-    const int error = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+    const int error = ::posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+    posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
+    if (error != 0) ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
     ExitStatus exit;
     if (error != 0) {
         // As a shell would report it.
@@ -205,6 +218,7 @@ ExitStatus TracingExecutor::run_unmeasured(const std::vector<std::string>& argv)
     // From here the handler passes a signal on itself; one that came before
     // (posix_spawn returns after the exec) is passed on here.
     g_unmeasured_child.store(pid);
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
     if (const int sig = g_unforwarded.exchange(0); sig > 0) ::kill(pid, sig);
     int status = 0;
     int wait_error = 0;
