@@ -19,6 +19,10 @@ struct Action {
     pid_t tid = 0;
     Kind kind = Kind::Resume;
     int signal = 0;
+    // Resumed from a seccomp stop after a snapshot (which takes a while): a
+    // SIGKILL meanwhile may have moved it on to its exit stop, unreported;
+    // resuming it there would pass over that stop. Checked before resuming.
+    bool from_seccomp_stop = false;
 };
 
 using Actions = std::vector<Action>;

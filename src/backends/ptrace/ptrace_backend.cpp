@@ -121,6 +121,7 @@ void PtraceBackend::loop() {
 
 void PtraceBackend::apply() {
     for (const Action& action : actions_) {
+        if (action.from_seccomp_stop && !still_at_seccomp_stop(action.tid)) continue;  // its next stop will come
         long r = 0;
         if (action.kind == Action::Kind::Listen) {
             r = ::ptrace(PTRACE_LISTEN, action.tid, nullptr, nullptr);

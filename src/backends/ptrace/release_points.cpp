@@ -33,22 +33,22 @@ void PtraceBackend::measure_release(pid_t tid, ReleasePoint point) {
             break;
     }
     recorder.set_family_reads_settled(true);
+    const bool at_seccomp = point != ReleasePoint::Exit;
     if (key == 0) {
-        resume(tid);
+        actions_.push_back(Action{tid, Action::Kind::Resume, 0, at_seccomp});
         return;
     }
     // Not measured here (the budget is spent): a second stop would buy
     // nothing now (gate's header).
     if (point == ReleasePoint::Syscall && recorder.release_points_skipped() != skipped_before) {
         gate_.entered_unfollowed(tid);
-        resume(tid);
+        actions_.push_back(Action{tid, Action::Kind::Resume, 0, true});
         return;
     }
     gate_.entered(key);
     // A call's end is its syscall-exit stop (an exec's, its exec event; a
     // failed exec's, its syscall exit); an exit's, its leader's reaping.
-    if (point == ReleasePoint::Exit) resume(tid);
-    else actions_.push_back(Action{tid, Action::Kind::Syscall, 0});
+    actions_.push_back(Action{tid, at_seccomp ? Action::Kind::Syscall : Action::Kind::Resume, 0, at_seccomp});
 }
 
 // A release call that never seems to end (a munmap waiting for a userfaultfd
