@@ -129,6 +129,7 @@ enum class InexactReason : uint8_t {
     SnapshotsSkipped,    // release points skipped: measuring each would have cost too much of the run
     FamiliesUnresolved,  // copy-on-write sharing in a fork family left unresolved (smaps too costly)
     ProcessesUntracked,  // some processes could not be followed at all (eBPF tables full): no upper bound
+    ExitsUnseen,         // processes ended without the stop at their exit: the moment before was not measured
 };
 
 struct TreePeak {

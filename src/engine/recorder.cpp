@@ -259,6 +259,11 @@ void Recorder::task_reaped(pid_t tid, const ExitStatus& exit, OptionalBytes ru_m
     LiveProcess* live = table_.live(proc.pid);
     if (!was_exiting && live && live->live_tasks > 0) live->live_tasks--;  // died without an exit stop
     if (tid != proc.pid) return;  // a thread; the leader is reaped last
+    // Its memory went without the last task's exit stop, where the tree is
+    // measured before it goes (a task SIGKILLed at another stop can skip it).
+    if (live && !live->mm_released && live->sampled.origin != ImageOrigin::SharedMm && !totals_from_backend_ &&
+        tally_.release_points_reported)
+        tally_.exits_unseen++;
 
     proc.end_ns = now_ns();
     if (!proc.images.empty() && proc.images.back().end_ns == 0) proc.images.back().end_ns = proc.end_ns;

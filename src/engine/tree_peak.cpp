@@ -73,6 +73,7 @@ TreePeak compute_tree_peak(const std::deque<Process>& processes, const SnapshotT
     else if (!tally.release_points_reported || (!tally.best_bytes && !processes.empty()))
         peak.inexact_reason = InexactReason::NoReleasePoints;
     else if (tally.release_points_skipped > 0) peak.inexact_reason = InexactReason::SnapshotsSkipped;
+    else if (tally.exits_unseen > 0) peak.inexact_reason = InexactReason::ExitsUnseen;
     else if (tally.unresolved_upper_bytes > peak.tree_bytes) peak.inexact_reason = InexactReason::FamiliesUnresolved;
     if (peak.inexact_reason == InexactReason::None) {
         peak.method = PeakMethod::Exact;

@@ -92,6 +92,7 @@ const char* inexact_reason_name(InexactReason reason) {
         case InexactReason::SnapshotsSkipped: return "snapshots-skipped";
         case InexactReason::FamiliesUnresolved: return "families-unresolved";
         case InexactReason::ProcessesUntracked: return "processes-untracked";
+        case InexactReason::ExitsUnseen: return "exits-unseen";
     }
     return "unknown";
 }
@@ -111,6 +112,9 @@ std::string describe_inexact(InexactReason reason) {
         case InexactReason::ProcessesUntracked:
             return "some processes could not be followed at all (the eBPF backend's tables were full), so what they "
                    "held is missing and nothing bounds it";
+        case InexactReason::ExitsUnseen:
+            return "some processes ended without stopping at their exit (killed by another thread's exit while "
+                   "max_rss was measuring), so the moment before their memory went was not measured";
     }
     return "";
 }

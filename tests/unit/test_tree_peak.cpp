@@ -120,6 +120,14 @@ TEST_CASE("tree peak: a bound is never the headline, and says which bound it is"
         CHECK(peak.tree_bytes == 150 * MiB);
         CHECK(peak.upper_bound_bytes == 200 * MiB);
     }
+    SECTION("a process's exit not seen: the moment before its memory went was not measured") {
+        tally.exits_unseen = 1;
+        auto peak = compute_tree_peak(ps, tally);
+        CHECK(peak.method == PeakMethod::LowerBound);
+        CHECK(peak.inexact_reason == InexactReason::ExitsUnseen);
+        CHECK(peak.tree_bytes == 150 * MiB);
+        CHECK(peak.upper_bound_bytes == 200 * MiB);
+    }
     SECTION("no release points at all (no seccomp filter)") {
         tally.release_points_reported = false;
         auto peak = compute_tree_peak(ps, tally);

@@ -19,6 +19,7 @@ struct SnapshotTally {
     uint64_t release_points_skipped = 0;  // release points not measured (cost)
     bool release_points_reported = true;  // false: the backend cannot see them
     bool processes_untracked = false;     // some processes were not followed at all
+    uint64_t exits_unseen = 0;            // processes whose memory went without their exit stop
 };
 
 // Derives the tree's peak figures from every process's record and the
