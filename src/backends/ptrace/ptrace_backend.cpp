@@ -114,6 +114,10 @@ void PtraceBackend::loop() {
         if (w.kind == os::WaitResult::Kind::NoChildren) return;
         if (w.kind == os::WaitResult::Kind::Interrupted) continue;
         dispatch(w.pid, w.status, w.usage);
+        // The stopped task goes on first: measuring held tasks takes a while,
+        // and a SIGKILL meanwhile would move it to an exit stop the resume
+        // then passes over (the stop that ended a release is the usual one).
+        apply();
         measure_held_releases();
         apply();
     }
