@@ -40,8 +40,8 @@ std::optional<ReleaseGate::Held> ReleaseGate::next_ready() {
 }
 
 void ReleaseGate::stop_following() {
-    unfollowed_.merge(under_way_);
-    under_way_.clear();
+    for (const auto& [pid, value] : under_way_) unfollowed_.assign(pid, value);
+    under_way_ = {};
 }
 
 std::optional<int64_t> ReleaseGate::oldest_held_since_ns() const {

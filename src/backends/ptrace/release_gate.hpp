@@ -25,6 +25,7 @@
 // Pure bookkeeping: the ptrace backend asks and acts (unit-tested).
 #pragma once
 
+#include <max_rss/engine/pid_table.hpp>
 #include <max_rss/engine/process_table.hpp>
 
 #include <sys/types.h>
@@ -32,7 +33,6 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
-#include <unordered_set>
 
 namespace max_rss::ptrace_backend {
 
@@ -61,10 +61,10 @@ public:
     // A measured family member goes on into its release: until the next event
     // of `until_event_of` (the task, or for an exit its process's leader) the
     // tree is not read.
-    void entered(pid_t until_event_of) { under_way_.insert(until_event_of); }
+    void entered(pid_t until_event_of) { under_way_.assign(until_event_of, true); }
     // A family member went into a release call unfollowed: until its next
     // event, family reads are not settled.
-    void entered_unfollowed(pid_t tid) { unfollowed_.insert(tid); }
+    void entered_unfollowed(pid_t tid) { unfollowed_.assign(tid, true); }
     // Whether a family's Pss_Anon may be read now: no member in a release
     // call that was not followed (those followed hold every reader).
     [[nodiscard]] bool family_reads_settled() const { return unfollowed_.empty(); }
@@ -86,8 +86,10 @@ public:
     void stop_following();
 
 private:
-    std::unordered_set<pid_t> under_way_;
-    std::unordered_set<pid_t> unfollowed_;
+    // Sets of pids, as compact as the process table's (10,000 forked
+    // children exiting at once are 10,000 releases under way).
+    PidTable<bool> under_way_;
+    PidTable<bool> unfollowed_;
     std::deque<Held> held_;
 };
 
