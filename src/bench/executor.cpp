@@ -122,7 +122,10 @@ TracingExecutor::TracingExecutor(bool show_output, BackendKind backend)
     g_unmeasured_child.store(0);
     struct sigaction sa {};
     sa.sa_handler = note_interruption;  // no SA_RESTART: waitpid returns EINTR
+    // One handler at a time: a signal cannot overtake the one before it.
     sigemptyset(&sa.sa_mask);
+    for (int sig : os::kTerminationSignals) sigaddset(&sa.sa_mask, sig);
+    for (int sig : os::kPassedSignals) sigaddset(&sa.sa_mask, sig);
     for (size_t i = 0; i < std::size(os::kTerminationSignals); ++i) {
         ::sigaction(os::kTerminationSignals[i], nullptr, &saved_->previous[i]);
         // An ignored signal stays ignored, for us and the programs (as a shell does
@@ -193,13 +196,17 @@ ExitStatus TracingExecutor::run_unmeasured(const std::vector<std::string>& argv)
     }
     std::fflush(stdout);
     std::fflush(stderr);
-    // SIGUSR1/2 wait (blocked) until the handler knows the program's pid: one
-    // that came while it starts reaches it, not nobody. The program starts
+    // Every signal bench handles waits (blocked) until the handler knows the
+    // program's pid: SIGUSR1/2 that came while it starts reach it, not
+    // nobody, and signals that came together are passed on in one order
+    // (with only SIGUSR1 blocked, a SIGTERM sent after it could reach the
+    // program first and end it before its SIGUSR1 came). The program starts
     // with the mask bench had.
-    sigset_t passed, before;
-    sigemptyset(&passed);
-    for (int sig : os::kPassedSignals) sigaddset(&passed, sig);
-    ::pthread_sigmask(SIG_BLOCK, &passed, &before);
+    sigset_t handled, before;
+    sigemptyset(&handled);
+    for (int sig : os::kPassedSignals) sigaddset(&handled, sig);
+    for (int sig : os::kTerminationSignals) sigaddset(&handled, sig);
+    ::pthread_sigmask(SIG_BLOCK, &handled, &before);
     posix_spawnattr_t attributes;
     posix_spawnattr_init(&attributes);
     posix_spawnattr_setsigmask(&attributes, &before);
