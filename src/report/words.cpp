@@ -105,7 +105,7 @@ std::string describe_inexact(InexactReason reason) {
                    "between snapshots can be missed";
         case InexactReason::SnapshotsSkipped:
             return "some moments where memory fell were not measured: measuring each would have cost too much of "
-                   "the run (a very wide tree)";
+                   "the run (a very wide tree, or forked processes that share many pages and free memory very often)";
         case InexactReason::FamiliesUnresolved:
             return "copy-on-write pages shared by forked processes could not be counted exactly at every "
                    "moment (too costly here, or not visible to the backend)";
