@@ -66,11 +66,17 @@ uint32_t Recorder::new_process(pid_t pid, pid_t ppid, ImageOrigin origin, std::s
         // Its pages are its creator's (or, for a vfork child's fork, those of
         // the mm it borrowed) until it writes them.
         uint32_t family = kNoFamily;
+        bool creator_known = false;
         if (const Process* creator = live_process(ppid)) {
-            const LiveProcess* owner = table_.live(creator->shares_mm_with.value_or(ppid));
-            if (owner) family = owner->sampled.family;
+            if (const LiveProcess* owner = table_.live(creator->shares_mm_with.value_or(ppid))) {
+                creator_known = true;
+                family = owner->mm_released ? owner->family_at_release : owner->sampled.family;
+            }
         }
-        table_.live(pid)->fork_family = family != kNoFamily ? family : index;
+        LiveProcess* live = table_.live(pid);
+        live->fork_family = family != kNoFamily ? family : index;
+        // Reaped before its child was seen: the child's pages may be anyone's.
+        live->sampled.sharers_unknown = !creator_known;
     }
     return index;
 }
@@ -172,6 +178,7 @@ void Recorder::exec_done(pid_t tid, pid_t former_tid) {
     if (LiveProcess* live = table_.live(proc.pid)) {
         live->sampled.origin = ImageOrigin::Exec;
         live->sampled.inherited = {};
+        live->sampled.sharers_unknown = false;
         live->max_resident_bytes = 0;  // a new image starts afresh
         live->reader_tid = proc.pid;
         live->holds_creators_mm = false;
@@ -211,6 +218,7 @@ void Recorder::task_exiting(pid_t tid) {
     if (live) {
         hand_on_mm(proc.pid);  // CLONE_VM children of it still run in its mm
         live->mm_released = true;
+        live->family_at_release = live->sampled.family;
         table_.set_family(proc.pid, kNoFamily);  // it shares nothing any more
     }
 }
@@ -242,6 +250,7 @@ void Recorder::hand_on_mm(pid_t owner_pid) {
     // of copy-on-write sharers go with it.
     heir->sampled.origin = owner->sampled.origin;
     heir->sampled.inherited = owner->sampled.inherited;
+    heir->sampled.sharers_unknown = owner->sampled.sharers_unknown;
     heir->max_resident_bytes = owner->max_resident_bytes;
     heir->holds_creators_mm = true;
     heir->lent_mm = true;  // the other sharers now point at it

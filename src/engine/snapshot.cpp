@@ -22,6 +22,7 @@ void FamilyTally::add(const SampledProcess& how, const StatmSample& now) {
     sum_anon_bytes_ += anon;
     largest_anon_bytes_ = std::max(largest_anon_bytes_, anon);
     head_and_growth_bytes_ += member_lower_bytes(how, now);
+    sharers_unknown_ = sharers_unknown_ || how.sharers_unknown;
 }
 
 void FamilyTally::add_pss_anon(std::optional<uint64_t> bytes) {
@@ -34,11 +35,16 @@ void FamilyTally::add_pss_anon(std::optional<uint64_t> bytes) {
 }
 
 ByteBounds FamilyTally::bounds() const {
+    // With a member whose pages may be another family's too, its largest
+    // member may be pages counted elsewhere: only the growth is surely new.
+    if (sharers_unknown_) return ByteBounds{head_and_growth_bytes_, sum_anon_bytes_};
     return ByteBounds{std::max(largest_anon_bytes_, head_and_growth_bytes_), sum_anon_bytes_};
 }
 
 std::optional<uint64_t> FamilyTally::exact_bytes() const {
-    if (pss_failed_ || members_ == 0 || pss_members_ != members_) return std::nullopt;
+    // Pss_Anon divides a page among all who map it: a family whose pages are
+    // shared with processes outside it does not sum to its own pages.
+    if (pss_failed_ || sharers_unknown_ || members_ == 0 || pss_members_ != members_) return std::nullopt;
     return pss_anon_bytes_;
 }
 
@@ -70,6 +76,14 @@ void SnapshotSum::add_member_shared(const SampledProcess& process, const StatmSa
 
 void SnapshotSum::add_alone(const SampledProcess& process, const StatmSample& sample) {
     const uint64_t own = process.origin == ImageOrigin::SharedMm ? 0 : anon_bytes(sample);
+    if (process.sharers_unknown && process.origin == ImageOrigin::Fork) {
+        const uint64_t surely_own = member_lower_bytes(process, sample);
+        lower_total_bytes_ += surely_own;
+        upper_total_bytes_ += own;
+        add_member_shared(process, sample);
+        add_contributor(process.index, surely_own);
+        return;
+    }
     lower_total_bytes_ += own;
     upper_total_bytes_ += own;
     add_member_shared(process, sample);

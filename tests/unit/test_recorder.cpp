@@ -144,6 +144,13 @@ void fork_with_100_mib(Recorder& rec, FakeProbe& probe) {
     probe.set(101, 101, 101, 100);
     rec.first_stop(101);
 }
+
+// smaps_rollup that says only Pss_Anon.
+procfs::SmapsRollup pss_anon(uint64_t mib) {
+    procfs::SmapsRollup s;
+    s.pss_anon_bytes = mib * MiB;
+    return s;
+}
 }  // namespace
 
 TEST_CASE("recorder: copy-on-write copies count in the tree peak, resolved at a release point", "[recorder]") {
@@ -151,10 +158,8 @@ TEST_CASE("recorder: copy-on-write copies count in the tree peak, resolved at a 
     Recorder rec({{"prog"}, 0, 2048}, probe);
     fork_with_100_mib(rec, probe);
     // The child rewrote all of them: statm cannot tell, Pss_Anon can.
-    procfs::SmapsRollup copies;
-    copies.pss_anon_bytes = 100 * MiB;
-    probe.smaps[100] = copies;
-    probe.smaps[101] = copies;
+    probe.smaps[100] = pss_anon(100);
+    probe.smaps[101] = pss_anon(100);
     rec.memory_released(100);  // the root is about to munmap its copy
     probe.set(100, 101, 1, 0);
     rec.task_exiting(101);
@@ -200,6 +205,47 @@ TEST_CASE("recorder: a fork family whose sharing cannot be read is a bound", "[r
     fork_with_100_mib(rec, probe);
     rec.memory_released(100);  // no smaps_rollup to be had
     RunResult r = rec.finish();
+    CHECK(r.peak.method == PeakMethod::LowerBound);
+    CHECK(r.peak.inexact_reason == InexactReason::FamiliesUnresolved);
+    CHECK(r.peak.tree_bytes == 101 * MiB);
+    CHECK(r.peak.upper_bound_bytes == 201 * MiB);
+}
+
+TEST_CASE("recorder: a child whose creator died before its fork was reported shares the creator's family",
+          "[recorder]") {
+    // 101 (a fork of the root, sharing its 100 MiB) is SIGKILLed in the middle
+    // of a fork: its child 102 is seen, its fork event never is. Counted alone,
+    // 102 made the root's 100 MiB count twice: 201 MiB, labelled exact.
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 0, 2048}, probe);
+    fork_with_100_mib(rec, probe);
+    probe.smaps[100] = pss_anon(50);
+    probe.smaps[101] = pss_anon(50);
+    rec.task_exiting(101);                 // killed: its address space goes
+    rec.process_adopted(102, 101, false);  // its creator ended without the fork event
+    probe.set(102, 101, 101, 100);
+    rec.first_stop(102);
+    probe.smaps[102] = pss_anon(50);
+    rec.task_reaped(101, exited(0), std::nullopt);
+    rec.memory_released(100);
+    const RunResult r = rec.finish();
+    CHECK(r.peak.method == PeakMethod::Exact);
+    CHECK(r.peak.tree_bytes == 101 * MiB);
+}
+
+TEST_CASE("recorder: a child whose creator is not known at all is counted by bounds, never exact", "[recorder]") {
+    // Its creator was reaped before the child's first stop came: which live
+    // process shares its pages is unknown.
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 0, 2048}, probe);
+    fork_with_100_mib(rec, probe);
+    rec.task_exiting(101);
+    rec.task_reaped(101, exited(0), std::nullopt);
+    rec.process_adopted(102, 101, false);
+    probe.set(102, 101, 101, 100);
+    rec.first_stop(102);
+    rec.memory_released(100);
+    const RunResult r = rec.finish();
     CHECK(r.peak.method == PeakMethod::LowerBound);
     CHECK(r.peak.inexact_reason == InexactReason::FamiliesUnresolved);
     CHECK(r.peak.tree_bytes == 101 * MiB);

@@ -35,6 +35,28 @@ TEST_CASE("a process alone owns its anonymous pages: resident - shared", "[sampl
     CHECK(sum_alone({{proc(2, ImageOrigin::SharedMm), statm(300, 2)}}).total_bytes == 0);
 }
 
+TEST_CASE("a forked process whose sharers are unknown counts by bounds", "[sampler]") {
+    // Inherited 100 MiB (perhaps still another process's), grew 20 of its own.
+    SampledProcess orphan = proc(3, ImageOrigin::Fork, statm(101, 1));
+    orphan.sharers_unknown = true;
+    const SnapshotTotal t = sum_alone({{proc(0, ImageOrigin::Exec), statm(101, 1)}, {orphan, statm(121, 1)}});
+    // The root's 100 and the orphan's growth (surely distinct), 1 of libraries.
+    CHECK(t.total_bytes == 121 * MiB);
+    CHECK(t.upper_bytes == 221 * MiB);  // all of both
+    CHECK_FALSE(t.exact());
+    // In a family, Pss_Anon does not make it exact: pages may be mapped outside it.
+    FamilyTally family;
+    SampledProcess child = proc(4, ImageOrigin::Fork, statm(121, 1), 3);
+    orphan.family = 3;
+    family.add(orphan, statm(121, 1));
+    family.add(child, statm(121, 1));
+    family.add_pss_anon(60 * MiB);
+    family.add_pss_anon(60 * MiB);
+    CHECK_FALSE(family.exact_bytes());
+    CHECK(family.bounds().lower_bytes == 20 * MiB);  // the orphan's growth; the child grew nothing
+    CHECK(family.bounds().upper_bytes == 240 * MiB);
+}
+
 TEST_CASE("a snapshot counts shared pages once", "[sampler]") {
     // A parent with 100 MiB MAP_SHARED and 4 exec'd children that map it all:
     // each has 102 MiB resident of which 101 is shmem and libraries.

@@ -37,6 +37,10 @@ struct LiveProcess {
     // A fork child's creator's family at the fork: joined at its first stop,
     // once what it inherited is known.
     uint32_t fork_family = kNoFamily;
+    // Its family when its address space went (its exit): a child whose fork
+    // is reported only after that (its creator SIGKILLed in the middle of
+    // fork) still shares that family's pages.
+    uint32_t family_at_release = kNoFamily;
     // Past its final exit stop: its address space is gone, it holds nothing
     // until it is reaped.
     bool mm_released = false;

@@ -40,6 +40,12 @@ struct SampledProcess {
     ImageOrigin origin = ImageOrigin::Exec;
     StatmSample inherited;              // Fork: statm at its first stop
     uint32_t family = kNoFamily;        // kNoFamily: owns nothing (SharedMm, or not started yet)
+    // Fork: its creator was gone before its fork was reported (SIGKILLed in
+    // the middle of fork), so which live processes share its inherited pages
+    // is unknown. Only what it grew after its fork is surely its own: it
+    // counts by bounds (that growth, up to all its anonymous pages), never
+    // as exact.
+    bool sharers_unknown = false;
 };
 
 // resident - shared: the anonymous pages statm sees (the process's own when
@@ -76,6 +82,7 @@ private:
     uint64_t pss_members_ = 0;
     uint64_t pss_anon_bytes_ = 0;
     bool pss_failed_ = false;
+    bool sharers_unknown_ = false;  // a member's pages may be shared outside the family
 };
 
 // What a member adds by the lower bound: a head its pages, a forked member
@@ -106,7 +113,7 @@ class SnapshotSum {
 public:
     explicit SnapshotSum(size_t top_n = 8) : top_n_(top_n) {}
     // A process sharing no anonymous page with a live relative (or owning
-    // nothing: SharedMm).
+    // nothing: SharedMm; or whose sharers are unknown: by bounds).
     void add_alone(const SampledProcess& process, const StatmSample& sample);
     // A fork family member's file-backed/shmem part (its anonymous part comes
     // with its family's tally).
