@@ -65,24 +65,26 @@ uint32_t Recorder::new_process(pid_t pid, pid_t ppid, ImageOrigin origin, std::s
     if (origin == ImageOrigin::Fork) {
         // Its pages are its creator's (or, for a vfork child's fork, those of
         // the mm it borrowed) until it writes them.
-        uint32_t family = kNoFamily;
-        bool creator_known = false;
-        if (const Process* creator = live_process(ppid)) {
-            if (const LiveProcess* owner = table_.live(creator->shares_mm_with.value_or(ppid))) {
-                creator_known = true;
-                family = owner->mm_released ? owner->family_at_release : owner->sampled.family;
-            }
-        }
+        const std::optional<uint32_t> family = creator_family(ppid);
         LiveProcess* live = table_.live(pid);
-        live->fork_family = family != kNoFamily ? family : index;
+        live->fork_family = family && *family != kNoFamily ? *family : index;
         // Reaped before its child was seen: the child's pages may be anyone's.
-        live->sampled.sharers_unknown = !creator_known;
+        live->sampled.sharers_unknown = !family;
     }
     return index;
 }
 
+std::optional<uint32_t> Recorder::creator_family(pid_t creator_pid) {
+    const Process* creator = live_process(creator_pid);
+    if (!creator) return std::nullopt;
+    const LiveProcess* owner = table_.live(creator->shares_mm_with.value_or(creator_pid));
+    if (!owner) return std::nullopt;
+    return owner->mm_released ? owner->family_at_release : owner->sampled.family;
+}
+
 void Recorder::root_started(pid_t pid, bool exec_seen) {
     root_pid_ = pid;
+    unseen_.look(probe_, table_);  // new pids count from here
     auto program = exec_seen ? intern(probe_.program(pid)) : nullptr;
     const uint32_t index = new_process(pid, 0, ImageOrigin::Exec, std::move(program), std::nullopt);
     table_.add_task(pid, index, false);  // PTRACE_SEIZE: no initial stop
@@ -414,32 +416,6 @@ void Recorder::snapshot(SnapshotCause cause) {
     if (total.total_bytes == 0) return;
     append_bounded(result_.timeline, TimelinePoint{t, total.total_bytes, std::move(total.top)},
                    options_.max_timeline_points);
-}
-
-void Recorder::add_families(SnapshotSum& sum, std::unordered_map<uint32_t, FamilyTally>& families) {
-    uint64_t families_upper_bytes = 0;
-    for (const auto& [id, family] : families) families_upper_bytes += family.bounds().upper_bytes;
-    // Even counting every shared page in every member, this moment is not
-    // above the best so far: nothing to resolve (the usual case between the
-    // tree's peaks). Else Pss_Anon, summed over a family, counts each of its
-    // pages exactly once.
-    const bool could_be_peak = sum.upper_with(families_upper_bytes) > tally_.best_bytes.value_or(0);
-    const bool resolve =
-        could_be_peak && family_reads_settled_ && policy::snapshot_affordable(snapshot_spent_ns_, now_ns(), 0);
-    for (auto&& [pid, process] : table_.live_processes()) {
-        if (process.mm_released) continue;
-        auto it = families.find(process.sampled.family);
-        if (it == families.end()) continue;
-        if (!resolve) {
-            sum.add_contributor(process.sampled.index, process.family_lower_bytes);
-            continue;
-        }
-        const auto smaps = probe_.smaps_rollup(process.reader_tid);
-        const std::optional<uint64_t> pss = smaps ? smaps->pss_anon_bytes : std::nullopt;
-        it->second.add_pss_anon(pss);
-        sum.add_contributor(process.sampled.index, pss.value_or(process.family_lower_bytes));
-    }
-    for (const auto& [id, family] : families) sum.add_family(family);
 }
 
 RunResult Recorder::finish() {

@@ -122,6 +122,17 @@ std::optional<SmapsRollup> parse_smaps_rollup(std::string_view text) {
     return r;
 }
 
+std::optional<pid_t> parse_newest_pid(std::string_view loadavg) {
+    // Cut short (no newline), the number may be a prefix of the real one.
+    if (loadavg.empty() || loadavg.back() != '\n') return std::nullopt;
+    loadavg.remove_suffix(1);
+    const size_t space = loadavg.rfind(' ');
+    if (space == std::string_view::npos) return std::nullopt;
+    const auto pid = parse_unsigned<pid_t>(loadavg.substr(space + 1));
+    if (!pid || *pid <= 0) return std::nullopt;
+    return pid;
+}
+
 std::optional<Statm> parse_statm(std::string_view text, uint64_t page_size_bytes) {
     // "size resident shared text lib data dt\n"; without the newline the
     // text was cut short and its last number may be a prefix.
@@ -255,6 +266,40 @@ std::optional<Statm> read_statm(pid_t tid) {
     auto text = read_proc(tid, "statm");
     if (!text) return std::nullopt;
     return parse_statm(*text, page_size);
+}
+
+std::optional<pid_t> read_newest_pid() {
+    const auto text = read_file("/proc/loadavg");
+    if (!text) return std::nullopt;
+    return parse_newest_pid(*text);
+}
+
+NewestPidReader::~NewestPidReader() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+std::optional<pid_t> NewestPidReader::read() {
+    if (fd_ < 0 && !failed_) {
+        fd_ = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+        failed_ = fd_ < 0;
+    }
+    if (fd_ < 0) return std::nullopt;
+    char buf[128];
+    ssize_t n;
+    while ((n = ::pread(fd_, buf, sizeof buf, 0)) < 0 && errno == EINTR) {
+    }
+    if (n <= 0) return std::nullopt;
+    return parse_newest_pid(std::string_view(buf, static_cast<size_t>(n)));
+}
+
+std::optional<pid_t> read_pid_max() {
+    const auto text = read_file("/proc/sys/kernel/pid_max");
+    if (!text) return std::nullopt;
+    std::string_view value = *text;
+    if (!value.empty() && value.back() == '\n') value.remove_suffix(1);
+    const auto pid_max = parse_unsigned<pid_t>(value);
+    if (!pid_max || *pid_max <= 0) return std::nullopt;
+    return pid_max;
 }
 
 std::vector<std::string> read_cmdline(pid_t pid) {

@@ -23,6 +23,7 @@ struct PeakShape {
 inline constexpr PeakShape kPeakShapes[] = {
     {"spike", 120}, {"heap", 120}, {"cow", 200}, {"replace", 200}, {"daemon", 150}, {"zombie", 200},
     {"spawn", 120}, {"guard", 120}, {"shm_remap", 120}, {"truncate", 120}, {"unshare", 300},
+    {"forking", 150},
 };
 
 inline double mib(uint64_t bytes) { return static_cast<double>(bytes) / MiB; }

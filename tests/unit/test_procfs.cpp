@@ -106,6 +106,22 @@ TEST_CASE("parse_smaps_rollup rejects text that is not a rollup", "[procfs]") {
     }
 }
 
+TEST_CASE("parse_newest_pid reads the last field of /proc/loadavg", "[procfs]") {
+    CHECK(procfs::parse_newest_pid("0.20 0.18 0.12 1/80 11206\n") == pid_t{11206});
+    CHECK_FALSE(procfs::parse_newest_pid("0.20 0.18 0.12 1/80 112"));  // cut short: maybe a prefix
+    CHECK_FALSE(procfs::parse_newest_pid("0.20 0.18 0.12 1/80 -3\n"));
+    CHECK_FALSE(procfs::parse_newest_pid("0.20 0.18 0.12 1/80 0\n"));
+    CHECK_FALSE(procfs::parse_newest_pid("\n"));
+    CHECK_FALSE(procfs::parse_newest_pid(""));
+    // And the real one: a pid that exists or existed.
+    const auto newest = procfs::read_newest_pid();
+    REQUIRE(newest);
+    CHECK(*newest > 0);
+    const auto pid_max = procfs::read_pid_max();
+    REQUIRE(pid_max);
+    CHECK(*newest < *pid_max);
+}
+
 TEST_CASE("parse_statm reads resident and shared pages in bytes", "[procfs]") {
     auto s = procfs::parse_statm("1188 13119 290 193 0 13058 0\n", 4096);
     REQUIRE(s);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <max_rss/model.hpp>
+#include <max_rss/os/address_space.hpp>
 #include <max_rss/procfs/procfs.hpp>
 
 #include <sys/types.h>
@@ -22,6 +23,12 @@ public:
     virtual std::optional<procfs::SmapsRollup> smaps_rollup(pid_t tid) = 0;
     // What pid runs since its last exec: argv and executable.
     virtual Program program(pid_t pid) = 0;
+    // The pid most recently handed out, and the largest there can be (to look
+    // for processes made since a moment). nullopt: this probe cannot tell.
+    virtual std::optional<pid_t> newest_pid() { return std::nullopt; }
+    virtual pid_t pid_max() { return 0; }
+    // Whether two processes run in one address space; nullopt: cannot tell.
+    virtual std::optional<bool> same_address_space(pid_t, pid_t) { return std::nullopt; }
 };
 
 // Reads /proc/<tid>/...
@@ -31,6 +38,15 @@ public:
     std::optional<procfs::Statm> statm(pid_t tid) override { return procfs::read_statm(tid); }
     std::optional<procfs::SmapsRollup> smaps_rollup(pid_t tid) override { return procfs::read_smaps_rollup(tid); }
     Program program(pid_t pid) override { return Program{procfs::read_cmdline(pid), procfs::read_exe(pid)}; }
+    std::optional<pid_t> newest_pid() override { return newest_pid_.read(); }
+    pid_t pid_max() override {
+        static const pid_t max = procfs::read_pid_max().value_or(0);
+        return max;
+    }
+    std::optional<bool> same_address_space(pid_t a, pid_t b) override { return os::same_address_space(a, b); }
+
+private:
+    procfs::NewestPidReader newest_pid_;
 };
 
 }  // namespace max_rss

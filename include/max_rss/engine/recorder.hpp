@@ -21,6 +21,7 @@
 #include <max_rss/engine/probe.hpp>
 #include <max_rss/engine/process_table.hpp>
 #include <max_rss/engine/tree_peak.hpp>
+#include <max_rss/engine/unseen_children.hpp>
 #include <max_rss/model.hpp>
 
 #include <sys/types.h>
@@ -156,6 +157,23 @@ private:
     // Adds the fork families to sum: exactly (smaps_rollup of each member)
     // when they could lift the snapshot above the best so far.
     void add_families(SnapshotSum& sum, std::unordered_map<uint32_t, FamilyTally>& families);
+    // Every member's Pss_Anon, in live_processes() order, and those of the
+    // families' children not reported yet (unseen_children.hpp); nullopt when
+    // no read was whole: a child was made in the family while it was read.
+    struct UnseenRead {
+        SampledProcess how;
+        StatmSample statm;
+        std::optional<uint64_t> pss_anon_bytes;
+    };
+    struct FamilyReads {
+        std::vector<std::optional<uint64_t>> members;
+        std::vector<UnseenRead> unseen;
+    };
+    std::optional<FamilyReads> read_families(const std::unordered_map<uint32_t, FamilyTally>& families);
+    // The family a fork child of creator_pid shares pages with: that of its
+    // creator's address space (as it was when that went). nullopt: the
+    // creator is not a live process of the tree.
+    std::optional<uint32_t> creator_family(pid_t creator_pid);
     std::shared_ptr<const Program> intern(Program program);
 
     RecorderOptions options_;
@@ -163,6 +181,7 @@ private:
     int64_t start_ns_;
     RunResult result_;
     ProcessTable table_;
+    UnseenChildren unseen_;
     pid_t root_pid_ = 0;
     bool root_exited_ = false;
     bool totals_from_backend_ = false;

@@ -62,6 +62,10 @@ struct Statm {
 // Parses /proc/<pid>/statm ("size resident shared ..." in pages).
 std::optional<Statm> parse_statm(std::string_view text, uint64_t page_size_bytes);
 
+// The last field of /proc/loadavg ("0.20 0.18 0.12 1/80 11206\n"): the pid
+// most recently handed out in the reader's pid namespace.
+std::optional<pid_t> parse_newest_pid(std::string_view loadavg);
+
 // An address range of /proc/<pid>/maps, [start, end).
 struct MapsRange {
     uint64_t start = 0;
@@ -98,6 +102,23 @@ std::optional<SmapsRollup> read_smaps_rollup(pid_t tid);
 std::optional<Statm> read_statm(pid_t tid);
 std::vector<std::string> read_cmdline(pid_t pid);
 std::string read_exe(pid_t pid);
+// The newest pid (/proc/loadavg) and the largest one (/proc/sys/kernel/pid_max).
+std::optional<pid_t> read_newest_pid();
+// The same, read again and again through one open file (~1 µs a read, against
+// ~6 µs with an open each time: a fork-heavy tree asks at every fork's end).
+class NewestPidReader {
+public:
+    NewestPidReader() = default;
+    NewestPidReader(const NewestPidReader&) = delete;
+    NewestPidReader& operator=(const NewestPidReader&) = delete;
+    ~NewestPidReader();
+    std::optional<pid_t> read();
+
+private:
+    int fd_ = -1;
+    bool failed_ = false;
+};
+std::optional<pid_t> read_pid_max();
 // The ids of thread group tgid's tasks (/proc/<tgid>/task); nullopt, with
 // errno set, when they cannot be listed (ENOENT: the group is gone).
 std::optional<std::vector<pid_t>> read_task_ids(pid_t tgid);

@@ -1,0 +1,102 @@
+// How a snapshot counts the tree's fork families: by their bounds, or exactly
+// from every member's smaps_rollup Pss_Anon, read whole (snapshot.hpp).
+#include <max_rss/engine/policy.hpp>
+#include <max_rss/engine/recorder.hpp>
+
+#include <algorithm>
+
+namespace max_rss {
+
+void Recorder::add_families(SnapshotSum& sum, std::unordered_map<uint32_t, FamilyTally>& families) {
+    uint64_t families_upper_bytes = 0;
+    for (const auto& [id, family] : families) families_upper_bytes += family.bounds().upper_bytes;
+    // Even counting every shared page in every member, this moment is not
+    // above the best so far: nothing to resolve (the usual case between the
+    // tree's peaks). Else Pss_Anon, summed over a family, counts each of its
+    // pages exactly once.
+    const bool could_be_peak = sum.upper_with(families_upper_bytes) > tally_.best_bytes.value_or(0);
+    const bool resolve =
+        could_be_peak && family_reads_settled_ && policy::snapshot_affordable(snapshot_spent_ns_, now_ns(), 0);
+    const std::optional<FamilyReads> reads = resolve ? read_families(families) : std::nullopt;
+    size_t member = 0;
+    for (auto&& [pid, process] : table_.live_processes()) {
+        if (process.mm_released) continue;
+        auto it = families.find(process.sampled.family);
+        if (it == families.end()) continue;
+        if (!reads) {
+            sum.add_contributor(process.sampled.index, process.family_lower_bytes);
+            continue;
+        }
+        const std::optional<uint64_t> pss = reads->members[member++];
+        it->second.add_pss_anon(pss);
+        sum.add_contributor(process.sampled.index, pss.value_or(process.family_lower_bytes));
+    }
+    if (reads) {
+        // Not in the model yet: in their family's sum, not among the largest.
+        for (const UnseenRead& child : reads->unseen) {
+            FamilyTally& family = families.at(child.how.family);
+            family.add(child.how, child.statm);
+            family.add_pss_anon(child.pss_anon_bytes);
+        }
+    }
+    for (const auto& [id, family] : families) sum.add_family(family);
+}
+
+std::optional<Recorder::FamilyReads> Recorder::read_families(
+    const std::unordered_map<uint32_t, FamilyTally>& families) {
+    // A child made in a family while it is read divides the family's pages
+    // among one more process from then on: members read before count them at
+    // a larger share than those read after, and the child is not read at all.
+    // Such a read is done again (the child, stopped at its first stop, is
+    // read with the others), a few times at most. Not seen: a fork still
+    // copying its creator's page tables when the read ends (its child gets
+    // its pid after that): that one read can be low by the share it took.
+    constexpr int kAttempts = 3;
+    const auto in_families = [&](const UnseenChild& child) {
+        const std::optional<uint32_t> family = creator_family(child.creator);
+        return family && families.contains(*family);
+    };
+    unseen_.look(probe_, table_);  // those made since the last look
+    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+        unseen_.forget_settled(probe_, table_);
+        FamilyReads reads;
+        for (auto&& [pid, process] : table_.live_processes()) {
+            if (process.mm_released || !families.contains(process.sampled.family)) continue;
+            const auto smaps = probe_.smaps_rollup(process.reader_tid);
+            reads.members.push_back(smaps ? smaps->pss_anon_bytes : std::nullopt);
+        }
+        // A child of a family's member that has not run yet maps the family's
+        // pages too: its share. (A lone process's child adds nothing: its
+        // creator's pages are counted in full.)
+        const auto read_child = [&](pid_t pid, uint32_t family) {
+            const auto statm = probe_.statm(pid);
+            const auto smaps = probe_.smaps_rollup(pid);
+            if (!statm) return;  // gone since
+            SampledProcess how;
+            how.origin = ImageOrigin::Fork;
+            how.inherited = *statm;  // stopped before its first instruction: all of it inherited
+            how.family = family;
+            reads.unseen.push_back(UnseenRead{how, *statm, smaps ? smaps->pss_anon_bytes : std::nullopt});
+        };
+        // Reported, but not at its first stop yet: it joins its family there.
+        for (auto&& [pid, process] : table_.live_processes()) {
+            if (process.sampled.family == kNoFamily && process.fork_family != kNoFamily && !process.mm_released &&
+                process.sampled.origin == ImageOrigin::SharedMm && families.contains(process.fork_family))
+                read_child(pid, process.fork_family);
+        }
+        // Not reported at all. A vfork or CLONE_VM child runs in its
+        // creator's memory: counted there.
+        for (const UnseenChild& child : unseen_.children()) {
+            if (!in_families(child) || probe_.same_address_space(child.pid, child.creator).value_or(true)) continue;
+            read_child(child.pid, *creator_family(child.creator));
+        }
+        // Those found now were made while the family was read.
+        const auto known_before = static_cast<std::ptrdiff_t>(unseen_.children().size());
+        const std::optional<size_t> made = unseen_.look(probe_, table_);
+        const auto& children = unseen_.children();
+        if (!made || std::none_of(children.begin() + known_before, children.end(), in_families)) return reads;
+    }
+    return std::nullopt;
+}
+
+}  // namespace max_rss
