@@ -65,19 +65,25 @@ uint32_t Recorder::new_process(pid_t pid, pid_t ppid, ImageOrigin origin, std::s
     if (origin == ImageOrigin::Fork) {
         // Its pages are its creator's (or, for a vfork child's fork, those of
         // the mm it borrowed) until it writes them.
+        const LiveProcess* owner = creator_owner(ppid);
         const std::optional<uint32_t> family = creator_family(ppid);
         LiveProcess* live = table_.live(pid);
         live->fork_family = family && *family != kNoFamily ? *family : index;
-        // Reaped before its child was seen: the child's pages may be anyone's.
-        live->sampled.sharers_unknown = !family;
+        // Reaped before its child was seen, the child's pages may be anyone's;
+        // and so are those of a child of such a child.
+        live->sampled.sharers_unknown = !owner || owner->sampled.sharers_unknown;
     }
     return index;
 }
 
-std::optional<uint32_t> Recorder::creator_family(pid_t creator_pid) {
+const LiveProcess* Recorder::creator_owner(pid_t creator_pid) {
     const Process* creator = live_process(creator_pid);
-    if (!creator) return std::nullopt;
-    const LiveProcess* owner = table_.live(creator->shares_mm_with.value_or(creator_pid));
+    if (!creator) return nullptr;
+    return table_.live(creator->shares_mm_with.value_or(creator_pid));
+}
+
+std::optional<uint32_t> Recorder::creator_family(pid_t creator_pid) {
+    const LiveProcess* owner = creator_owner(creator_pid);
     if (!owner) return std::nullopt;
     return owner->mm_released ? owner->family_at_release : owner->sampled.family;
 }
@@ -120,9 +126,14 @@ void Recorder::process_adopted(pid_t pid, pid_t ppid, bool exec_seen) {
         table_.add_task(pid, index, false);
         return;
     }
+    // A fork runs its creator's program. A creator already gone (SIGKILLed
+    // in the middle of fork, and reaped) cannot say which: the child's own
+    // /proc can. (A creator with no image yet is max_rss's own copy before
+    // the root's exec: its children own nothing.)
+    const Process* creator = live_process(ppid);
     std::shared_ptr<const Program> program;
-    if (const Process* creator = live_process(ppid); creator && !creator->images.empty())
-        program = creator->images.back().program;
+    if (!creator) program = intern(probe_.program(pid));
+    else if (!creator->images.empty()) program = creator->images.back().program;
     const uint32_t index = new_process(pid, ppid, ImageOrigin::Fork, std::move(program), std::nullopt);
     table_.add_task(pid, index, true);
 }

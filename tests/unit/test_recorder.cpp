@@ -257,21 +257,33 @@ TEST_CASE("recorder: a child whose creator died before its fork was reported sha
 
 TEST_CASE("recorder: a child whose creator is not known at all is counted by bounds, never exact", "[recorder]") {
     // Its creator was reaped before the child's first stop came: which live
-    // process shares its pages is unknown.
+    // process shares its 100 inherited MiB is unknown; the 200 it grew are
+    // surely its own. Adopted with no image (its creator's program unknown),
+    // it was counted as owning nothing: 101 MiB, labelled exact.
     FakeProbe probe;
     Recorder rec({{"prog"}, 0, 2048}, probe);
     fork_with_100_mib(rec, probe);
+    probe.smaps[100] = pss_anon(50);
+    probe.smaps[101] = pss_anon(50);
     rec.task_exiting(101);
     rec.task_reaped(101, exited(0), std::nullopt);
     rec.process_adopted(102, 101, false);
     probe.set(102, 101, 101, 100);
     rec.first_stop(102);
+    probe.set(102, 301, 301, 300);
+    rec.memory_released(100);
+    // Its own child shares those pages as well: never counted in full either.
+    rec.task_created(103, 102, CloneKind::Fork);
+    probe.set(103, 301, 301, 300);
+    rec.first_stop(103);
+    rec.task_exiting(102);
+    rec.task_reaped(102, exited(0), std::nullopt);
     rec.memory_released(100);
     const RunResult r = rec.finish();
     CHECK(r.peak.method == PeakMethod::LowerBound);
     CHECK(r.peak.inexact_reason == InexactReason::FamiliesUnresolved);
-    CHECK(r.peak.tree_bytes == 101 * MiB);
-    CHECK(r.peak.upper_bound_bytes == 201 * MiB);
+    CHECK(r.peak.tree_bytes == 301 * MiB);  // the root's 100, the 200 grown, 1 of libraries
+    CHECK(r.peak.upper_bound_bytes == 701 * MiB);  // 100 + 300 + 300 + 1
 }
 
 TEST_CASE("recorder: a family's child not reported yet is read with the family", "[recorder]") {

@@ -174,6 +174,9 @@ private:
     // creator's address space (as it was when that went). nullopt: the
     // creator is not a live process of the tree.
     std::optional<uint32_t> creator_family(pid_t creator_pid);
+    // The live process whose address space creator_pid runs in (itself, or
+    // the one it shares with), or nullptr.
+    const LiveProcess* creator_owner(pid_t creator_pid);
     std::shared_ptr<const Program> intern(Program program);
 
     RecorderOptions options_;
