@@ -198,10 +198,11 @@ ExitStatus TracingExecutor::run_unmeasured(const std::vector<std::string>& argv)
     std::fflush(stderr);
     // Every signal bench handles waits (blocked) until the handler knows the
     // program's pid: SIGUSR1/2 that came while it starts reach it, not
-    // nobody, and signals that came together are passed on in one order
-    // (with only SIGUSR1 blocked, a SIGTERM sent after it could reach the
-    // program first and end it before its SIGUSR1 came). The program starts
-    // with the mask bench had.
+    // nobody, and a SIGTERM sent after a SIGUSR1 cannot overtake it (with
+    // only SIGUSR1 blocked it could, and end the program before its SIGUSR1
+    // came). Signals pending together are delivered lowest number first, so
+    // a SIGINT or SIGHUP sent just after a SIGUSR1 in this window does
+    // overtake it. The program starts with the mask bench had.
     sigset_t handled, before;
     sigemptyset(&handled);
     for (int sig : os::kPassedSignals) sigaddset(&handled, sig);
@@ -223,10 +224,11 @@ ExitStatus TracingExecutor::run_unmeasured(const std::vector<std::string>& argv)
         return exit;
     }
     // From here the handler passes a signal on itself; one that came before
-    // (posix_spawn returns after the exec) is passed on here.
+    // the spawn is passed on first, then those that came during it (in
+    // signal-number order: the kernel delivers blocked ones so).
     g_unmeasured_child.store(pid);
-    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
     if (const int sig = g_unforwarded.exchange(0); sig > 0) ::kill(pid, sig);
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
     int status = 0;
     int wait_error = 0;
     while (::waitpid(pid, &status, 0) < 0) {

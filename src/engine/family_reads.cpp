@@ -58,6 +58,7 @@ std::optional<Recorder::FamilyReads> Recorder::read_families(
     };
     unseen_.look(probe_, table_);  // those made since the last look
     for (int attempt = 0; attempt < kAttempts; ++attempt) {
+        if (attempt > 0 && !policy::snapshot_affordable(snapshot_spent_ns_, now_ns(), 0)) break;
         unseen_.forget_settled(probe_, table_);
         FamilyReads reads;
         for (auto&& [pid, process] : table_.live_processes()) {
@@ -90,11 +91,14 @@ std::optional<Recorder::FamilyReads> Recorder::read_families(
             if (!in_families(child) || probe_.same_address_space(child.pid, child.creator).value_or(true)) continue;
             read_child(child.pid, *creator_family(child.creator));
         }
-        // Those found now were made while the family was read.
+        // Those found now were made while the family was read (or were
+        // between their pid and their /proc entry when it began).
         const auto known_before = static_cast<std::ptrdiff_t>(unseen_.children().size());
         const std::optional<size_t> made = unseen_.look(probe_, table_);
+        if (!made) return reads;  // no pid counter: as read
+        if (unseen_.unsure()) unseen_.settle(probe_, table_);
         const auto& children = unseen_.children();
-        if (!made || std::none_of(children.begin() + known_before, children.end(), in_families)) return reads;
+        if (std::none_of(children.begin() + known_before, children.end(), in_families)) return reads;
     }
     return std::nullopt;
 }

@@ -68,8 +68,11 @@ TEST_CASE("unseen children: the first look notes where pids are; later ones find
     REQUIRE(unseen.children().size() == 1);
     CHECK(unseen.children()[0].pid == 103);
     CHECK(unseen.children()[0].creator == 100);
-    // Nothing new: nothing read.
-    const int reads = probe.status_reads;
+    // Nothing new: only 101 (no /proc entry) is read once more, then taken for gone.
+    int reads = probe.status_reads;
+    CHECK(unseen.look(probe, tree.table) == size_t{0});
+    CHECK(probe.status_reads == reads + 1);
+    reads = probe.status_reads;
     CHECK(unseen.look(probe, tree.table) == size_t{0});
     CHECK(probe.status_reads == reads);
     // Told of it: no longer unseen.
@@ -109,7 +112,8 @@ TEST_CASE("unseen children: pids that wrapped around pid_max are all looked at",
     CHECK(unseen.look(probe, tree.table) == size_t{2});
 }
 
-TEST_CASE("unseen children: without a pid counter, or after too many pids, a look cannot tell", "[unseen]") {
+TEST_CASE("unseen children: without a pid counter a look cannot tell; after very many pids, the newest count",
+          "[unseen]") {
     FakePids probe;
     Tree tree;
     UnseenChildren unseen;
@@ -118,12 +122,33 @@ TEST_CASE("unseen children: without a pid counter, or after too many pids, a loo
     probe.max = 4194304;
     probe.newest = 10;
     unseen.look(probe, tree.table);
-    probe.newest = 10 + UnseenChildren::kMostPids + 1;
-    probe.add(20, 100);
-    CHECK_FALSE(unseen.look(probe, tree.table));
-    CHECK(probe.status_reads == 0);
-    // The next look starts from there.
-    probe.add(*probe.newest + 1, 100);
-    probe.newest = *probe.newest + 1;
+    probe.newest = 10 + UnseenChildren::kMostPids + 100;
+    probe.add(20, 100);                // too old to be looked at
+    probe.add(*probe.newest - 5, 100);  // lately made
     CHECK(unseen.look(probe, tree.table) == size_t{1});
+    CHECK(probe.status_reads == UnseenChildren::kMostPids);
+}
+
+TEST_CASE("unseen children: a pid with no /proc entry yet is looked at again", "[unseen]") {
+    // Between its pid and its /proc entry a child of fork is invisible.
+    FakePids probe;
+    Tree tree;
+    UnseenChildren unseen;
+    probe.newest = 100;
+    unseen.look(probe, tree.table);
+    probe.newest = 101;
+    CHECK(unseen.look(probe, tree.table) == size_t{0});
+    CHECK(unseen.unsure());
+    probe.add(101, 100);  // now it shows
+    CHECK(unseen.look(probe, tree.table) == size_t{1});
+    CHECK_FALSE(unseen.unsure());
+    // settle(): a few more looks, a pause apart; then gone.
+    probe.newest = 103;
+    unseen.look(probe, tree.table);
+    CHECK(unseen.unsure());
+    const int reads = probe.status_reads;
+    CHECK(unseen.settle(probe, tree.table) == size_t{0});
+    CHECK(probe.status_reads == reads + 2 * UnseenChildren::kSettleAttempts);
+    CHECK_FALSE(unseen.unsure());
+    CHECK(unseen.children().size() == 1);
 }
