@@ -96,10 +96,14 @@ TEST_CASE("exact tree peak: a child whose creator is SIGKILLed in the middle of 
                     << "), truth 30 MiB + baseline");
         CHECK(r.exit.code == 0);
         CHECK(mib(r.peak.tree_bytes) <= 33);
-        // A forker SIGKILLed while stopped may skip its exit stop: then the
-        // run says it is a lower bound (exits-unseen), and is one.
+        // Not exact, the run says why, and is a lower bound: a forker
+        // SIGKILLed while stopped may skip its exit stop (exits-unseen); on a
+        // busy machine a forker may be reaped before its last child is seen
+        // (who shares that child's pages is unknown), or fork during each of
+        // three reads of the family (families-unresolved).
         if (r.peak.method == PeakMethod::Exact) CHECK(mib(r.peak.tree_bytes) >= 30);
-        else CHECK(r.peak.inexact_reason == InexactReason::ExitsUnseen);
+        else CHECK((r.peak.inexact_reason == InexactReason::ExitsUnseen ||
+                    r.peak.inexact_reason == InexactReason::FamiliesUnresolved));
     }
 }
 

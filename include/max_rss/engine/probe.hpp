@@ -29,6 +29,8 @@ public:
     virtual pid_t pid_max() { return 0; }
     // Whether two processes run in one address space; nullopt: cannot tell.
     virtual std::optional<bool> same_address_space(pid_t, pid_t) { return std::nullopt; }
+    // Returns once no fork of tid's process is copying its address space.
+    virtual void wait_out_fork_copy(pid_t) {}
 };
 
 // Reads /proc/<tid>/...
@@ -44,6 +46,7 @@ public:
         return max;
     }
     std::optional<bool> same_address_space(pid_t a, pid_t b) override { return os::same_address_space(a, b); }
+    void wait_out_fork_copy(pid_t tid) override { os::wait_for_address_space_lock(tid); }
 
 private:
     procfs::NewestPidReader newest_pid_;
