@@ -7,6 +7,16 @@
 
 namespace max_rss {
 
+const LiveProcess* Recorder::creator_owner(pid_t creator_pid) {
+    const Process* creator = live_process(creator_pid);
+    if (!creator) return nullptr;
+    return table_.live(creator->shares_mm_with.value_or(creator_pid));
+}
+
+uint32_t Recorder::family_for_children(const LiveProcess& owner) {
+    return owner.mm_released ? owner.family_at_release : owner.sampled.family;
+}
+
 void Recorder::add_families(SnapshotSum& sum, std::unordered_map<uint32_t, FamilyTally>& families) {
     uint64_t families_upper_bytes = 0;
     for (const auto& [id, family] : families) families_upper_bytes += family.bounds().upper_bytes;
@@ -48,14 +58,13 @@ std::optional<Recorder::FamilyReads> Recorder::read_families(
     // among one more process from then on: members read before count them at
     // a larger share than those read after, and the child is not read at all.
     // Such a read is done again (the child, stopped at its first stop, is
-    // read with the others), a few times at most. Not seen: a fork still
-    // copying its creator's page tables when the read ends (its child gets
-    // its pid after that): that one read can be low by the share it took.
+    // read with the others), a few times at most.
     constexpr int kAttempts = 3;
-    const auto in_families = [&](const UnseenChild& child) {
-        const std::optional<uint32_t> family = creator_family(child.creator);
-        return family && families.contains(*family);
+    const auto family_of = [&](const UnseenChild& child) {
+        const LiveProcess* owner = creator_owner(child.creator);
+        return owner ? family_for_children(*owner) : kNoFamily;
     };
+    const auto in_families = [&](const UnseenChild& child) { return families.contains(family_of(child)); };
     unseen_.look(probe_, table_);  // those made since the last look
     for (int attempt = 0; attempt < kAttempts; ++attempt) {
         if (attempt > 0 && !policy::snapshot_affordable(snapshot_spent_ns_, now_ns(), 0)) break;
@@ -81,15 +90,15 @@ std::optional<Recorder::FamilyReads> Recorder::read_families(
         };
         // Reported, but not at its first stop yet: it joins its family there.
         for (auto&& [pid, process] : table_.live_processes()) {
-            if (process.sampled.family == kNoFamily && process.fork_family != kNoFamily && !process.mm_released &&
-                process.sampled.origin == ImageOrigin::SharedMm && families.contains(process.fork_family))
+            const TaskEntry* task = table_.task(pid);
+            if (task && task->awaiting_first_stop && families.contains(process.fork_family))
                 read_child(pid, process.fork_family);
         }
         // Not reported at all. A vfork or CLONE_VM child runs in its
         // creator's memory: counted there.
         for (const UnseenChild& child : unseen_.children()) {
             if (!in_families(child) || probe_.same_address_space(child.pid, child.creator).value_or(true)) continue;
-            read_child(child.pid, *creator_family(child.creator));
+            read_child(child.pid, family_of(child));
         }
         // A fork that began while the family was read may still be copying
         // its creator's page tables (its pages already shared, its child

@@ -66,26 +66,14 @@ uint32_t Recorder::new_process(pid_t pid, pid_t ppid, ImageOrigin origin, std::s
         // Its pages are its creator's (or, for a vfork child's fork, those of
         // the mm it borrowed) until it writes them.
         const LiveProcess* owner = creator_owner(ppid);
-        const std::optional<uint32_t> family = creator_family(ppid);
+        const uint32_t family = owner ? family_for_children(*owner) : kNoFamily;
         LiveProcess* live = table_.live(pid);
-        live->fork_family = family && *family != kNoFamily ? *family : index;
+        live->fork_family = family != kNoFamily ? family : index;
         // Reaped before its child was seen, the child's pages may be anyone's;
         // and so are those of a child of such a child.
         live->sampled.sharers_unknown = !owner || owner->sampled.sharers_unknown;
     }
     return index;
-}
-
-const LiveProcess* Recorder::creator_owner(pid_t creator_pid) {
-    const Process* creator = live_process(creator_pid);
-    if (!creator) return nullptr;
-    return table_.live(creator->shares_mm_with.value_or(creator_pid));
-}
-
-std::optional<uint32_t> Recorder::creator_family(pid_t creator_pid) {
-    const LiveProcess* owner = creator_owner(creator_pid);
-    if (!owner) return std::nullopt;
-    return owner->mm_released ? owner->family_at_release : owner->sampled.family;
 }
 
 void Recorder::root_started(pid_t pid, bool exec_seen) {

@@ -268,12 +268,6 @@ std::optional<Statm> read_statm(pid_t tid) {
     return parse_statm(*text, page_size);
 }
 
-std::optional<pid_t> read_newest_pid() {
-    const auto text = read_file("/proc/loadavg");
-    if (!text) return std::nullopt;
-    return parse_newest_pid(*text);
-}
-
 NewestPidReader::~NewestPidReader() {
     if (fd_ >= 0) ::close(fd_);
 }

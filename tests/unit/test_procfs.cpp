@@ -114,7 +114,7 @@ TEST_CASE("parse_newest_pid reads the last field of /proc/loadavg", "[procfs]") 
     CHECK_FALSE(procfs::parse_newest_pid("\n"));
     CHECK_FALSE(procfs::parse_newest_pid(""));
     // And the real one: a pid that exists or existed.
-    const auto newest = procfs::read_newest_pid();
+    const auto newest = procfs::NewestPidReader().read();
     REQUIRE(newest);
     CHECK(*newest > 0);
     const auto pid_max = procfs::read_pid_max();

@@ -170,13 +170,12 @@ private:
         std::vector<UnseenRead> unseen;
     };
     std::optional<FamilyReads> read_families(const std::unordered_map<uint32_t, FamilyTally>& families);
-    // The family a fork child of creator_pid shares pages with: that of its
-    // creator's address space (as it was when that went). nullopt: the
-    // creator is not a live process of the tree.
-    std::optional<uint32_t> creator_family(pid_t creator_pid);
     // The live process whose address space creator_pid runs in (itself, or
-    // the one it shares with), or nullptr.
+    // the one it shares with), or nullptr: not a live process of the tree.
     const LiveProcess* creator_owner(pid_t creator_pid);
+    // The family a fork child made in owner's address space shares pages
+    // with (as it was when that address space went).
+    static uint32_t family_for_children(const LiveProcess& owner);
     std::shared_ptr<const Program> intern(Program program);
 
     RecorderOptions options_;

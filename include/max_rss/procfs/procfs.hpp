@@ -102,10 +102,9 @@ std::optional<SmapsRollup> read_smaps_rollup(pid_t tid);
 std::optional<Statm> read_statm(pid_t tid);
 std::vector<std::string> read_cmdline(pid_t pid);
 std::string read_exe(pid_t pid);
-// The newest pid (/proc/loadavg) and the largest one (/proc/sys/kernel/pid_max).
-std::optional<pid_t> read_newest_pid();
-// The same, read again and again through one open file (~1 µs a read, against
-// ~6 µs with an open each time: a fork-heavy tree asks at every fork's end).
+// The newest pid (/proc/loadavg), read again and again through one open file
+// (~1 µs a read, against ~6 µs with an open each time: a fork-heavy tree asks
+// at every fork's end).
 class NewestPidReader {
 public:
     NewestPidReader() = default;
@@ -118,6 +117,7 @@ private:
     int fd_ = -1;
     bool failed_ = false;
 };
+// The largest pid there can be (/proc/sys/kernel/pid_max).
 std::optional<pid_t> read_pid_max();
 // The ids of thread group tgid's tasks (/proc/<tgid>/task); nullopt, with
 // errno set, when they cannot be listed (ENOENT: the group is gone).
