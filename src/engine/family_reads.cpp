@@ -37,7 +37,8 @@ void Recorder::add_families(SnapshotSum& sum, std::unordered_map<uint32_t, Famil
             sum.add_contributor(process.sampled.index, process.family_lower_bytes);
             continue;
         }
-        const std::optional<uint64_t> pss = reads->members[member++];
+        const uint64_t read = reads->members[member++];
+        const std::optional<uint64_t> pss = read != FamilyReads::kNotRead ? std::optional(read) : std::nullopt;
         it->second.add_pss_anon(pss);
         sum.add_contributor(process.sampled.index, pss.value_or(process.family_lower_bytes));
     }
@@ -60,6 +61,7 @@ std::optional<Recorder::FamilyReads> Recorder::read_families(
     // Such a read is done again (the child, stopped at its first stop, is
     // read with the others), a few times at most.
     constexpr int kAttempts = 3;
+    constexpr size_t kMostChildrenRead = 64;
     const auto family_of = [&](const UnseenChild& child) {
         const LiveProcess* owner = creator_owner(child.creator);
         return owner ? family_for_children(*owner) : kNoFamily;
@@ -69,36 +71,41 @@ std::optional<Recorder::FamilyReads> Recorder::read_families(
     for (int attempt = 0; attempt < kAttempts; ++attempt) {
         if (attempt > 0 && !policy::snapshot_affordable(snapshot_spent_ns_, now_ns(), 0)) break;
         unseen_.forget_settled(probe_, table_);
+        // A child of a family's member that has not run yet maps the family's
+        // pages too: its share is read with them. (A lone process's child adds
+        // nothing: its creator's pages are counted in full.)
+        std::vector<std::pair<pid_t, uint32_t>> to_read;  // pid, family
+        // Reported, but not at its first stop yet: it joins its family there.
+        for (auto&& [pid, process] : table_.live_processes()) {
+            const TaskEntry* task = table_.task(pid);
+            if (task && task->awaiting_first_stop && families.contains(process.fork_family))
+                to_read.emplace_back(pid, process.fork_family);
+        }
+        // Not reported at all. A vfork or CLONE_VM child runs in its
+        // creator's memory: counted there.
+        for (const UnseenChild& child : unseen_.children())
+            if (in_families(child) && !probe_.same_address_space(child.pid, child.creator).value_or(true))
+                to_read.emplace_back(child.pid, family_of(child));
+        // Thousands of them (a wide fork far ahead of the tracer): the family
+        // keeps its bounds this time rather than a read of each, and a record
+        // of each in max_rss's own memory.
+        if (to_read.size() > kMostChildrenRead) return std::nullopt;
         FamilyReads reads;
+        reads.members.reserve(table_.live_count());
         for (auto&& [pid, process] : table_.live_processes()) {
             if (process.mm_released || !families.contains(process.sampled.family)) continue;
             const auto smaps = probe_.smaps_rollup(process.reader_tid);
-            reads.members.push_back(smaps ? smaps->pss_anon_bytes : std::nullopt);
+            reads.members.push_back(smaps && smaps->pss_anon_bytes ? *smaps->pss_anon_bytes : FamilyReads::kNotRead);
         }
-        // A child of a family's member that has not run yet maps the family's
-        // pages too: its share. (A lone process's child adds nothing: its
-        // creator's pages are counted in full.)
-        const auto read_child = [&](pid_t pid, uint32_t family) {
+        for (const auto& [pid, family] : to_read) {
             const auto statm = probe_.statm(pid);
             const auto smaps = probe_.smaps_rollup(pid);
-            if (!statm) return;  // gone since
+            if (!statm) continue;  // gone since
             SampledProcess how;
             how.origin = ImageOrigin::Fork;
             how.inherited = *statm;  // stopped before its first instruction: all of it inherited
             how.family = family;
             reads.unseen.push_back(UnseenRead{how, *statm, smaps ? smaps->pss_anon_bytes : std::nullopt});
-        };
-        // Reported, but not at its first stop yet: it joins its family there.
-        for (auto&& [pid, process] : table_.live_processes()) {
-            const TaskEntry* task = table_.task(pid);
-            if (task && task->awaiting_first_stop && families.contains(process.fork_family))
-                read_child(pid, process.fork_family);
-        }
-        // Not reported at all. A vfork or CLONE_VM child runs in its
-        // creator's memory: counted there.
-        for (const UnseenChild& child : unseen_.children()) {
-            if (!in_families(child) || probe_.same_address_space(child.pid, child.creator).value_or(true)) continue;
-            read_child(child.pid, family_of(child));
         }
         // A fork that began while the family was read may still be copying
         // its creator's page tables (its pages already shared, its child

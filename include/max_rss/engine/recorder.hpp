@@ -166,7 +166,8 @@ private:
         std::optional<uint64_t> pss_anon_bytes;
     };
     struct FamilyReads {
-        std::vector<std::optional<uint64_t>> members;
+        static constexpr uint64_t kNotRead = UINT64_MAX;  // 8 bytes a member, not 16: 10,000 members
+        std::vector<uint64_t> members;
         std::vector<UnseenRead> unseen;
     };
     std::optional<FamilyReads> read_families(const std::unordered_map<uint32_t, FamilyTally>& families);
