@@ -133,6 +133,11 @@ __u32 mm_filter[MRSS_MM_FILTER_SLOTS] = {};
 #define MRSS_FILTER_SLOT(mm) \
     (bpf_core_field_exists((mm)->mm_id) ? (__u32)(mm)->mm_id & (MRSS_MM_FILTER_SLOTS - 1) : MRSS_NO_FILTER)
 
+/* The same for an mm that may not be loaded from (read with BPF_CORE_READ). */
+#define MRSS_READ_FILTER_SLOT(mm)                                                                     \
+    (bpf_core_field_exists((mm)->mm_id) ? (__u32)BPF_CORE_READ(mm, mm_id) & (MRSS_MM_FILTER_SLOTS - 1) \
+                                        : MRSS_NO_FILTER)
+
 static __always_inline bool maybe_tracked(__u32 slot)
 {
     return slot >= MRSS_NO_FILTER || *(volatile __u32 *)&mm_filter[slot & (MRSS_MM_FILTER_SLOTS - 1)] != 0;
@@ -973,13 +978,16 @@ static __always_inline struct mrss_record *reserve_record(void)
  * collapsing a huge page in the tree's memory, and a debugger or
  * process_vm_writev() writing into it, fault pages in from outside; their
  * NR_ANON_MAPPED changes are not the tree's to on_anon_mapped, which decides
- * by the task that makes them. */
+ * by the task that makes them. The current task's mm is read, not loaded
+ * from bpf_get_current_task_btf(): that load made the verifier search the
+ * kernel's BTF for "__safe_trusted" names on each path that reaches it
+ * (on_rss_stat's verification 2.3 -> 1.3 ms, every run); the read (~20 ns)
+ * is paid only when a tracked mm's anon count rises. */
 static __always_inline bool changed_from_outside(struct mm_struct *mm)
 {
-    struct task_struct *task = bpf_get_current_task_btf();
-    struct mm_struct *own = task->mm;
+    struct mm_struct *own = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm);
     if (own == mm) return false;
-    if (own && maybe_tracked(MRSS_FILTER_SLOT(own))) {
+    if (own && maybe_tracked(MRSS_READ_FILTER_SLOT(own))) {
         __u64 key = (__u64)own;
         if (bpf_map_lookup_elem(&mms, &key)) return false;
     }
