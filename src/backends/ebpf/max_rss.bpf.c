@@ -43,12 +43,14 @@ char LICENSE[] SEC("license") = "GPL";
  * verifier look up "<type>__safe_trusted" names by a linear search of the
  * kernel's BTF, on every path it explores (~1 ms a load, at every run); a
  * read costs ~15-30 ns at run time. One is a plain load: the current task's
- * mm in on_anon_mapped, on every anonymous page fault's path. The light
- * object casts that task to an untrusted pointer first (bpf_rdonly_cast,
- * free at run time): its fields are then plain loads that cannot fault (the
- * JIT's PROBE_MEM), and the verifier searches nothing for them. The cast
- * costs the loader one linear search in each program that makes it (the
- * kfunc's, ~0.2 ms), so only that one does. The libbpf object, the fallback
+ * mm, on every anonymous page fault's path (on_anon_mapped, and on_rss_stat's
+ * changed_from_outside()). The light object casts that task to an untrusted
+ * pointer first (bpf_rdonly_cast, free at run time): its fields are then
+ * plain loads that cannot fault (the JIT's PROBE_MEM), and the verifier
+ * searches nothing for them. The cast costs the loader one linear search in
+ * each program that makes it (the kfunc's, ~0.2 ms), so only those two do.
+ * (on_rss_stat loaded the mm from bpf_get_current_task_btf() until
+ * 2026-11-27: its verification took 2.3 ms, 1.4 ms since.) The libbpf object, the fallback
  * for kernels older than the light one needs, loads the mm from
  * bpf_get_current_task_btf() (bpf_rdonly_cast is Linux >= 6.2). Scalars
  * (pid, exit_code, an mm's mm_id) are plain loads either way: no search is
@@ -56,6 +58,16 @@ char LICENSE[] SEC("license") = "GPL";
 #ifdef MRSS_LIGHT
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 #endif
+
+/* The current task, for plain loads of its mm on page faults' paths (see above). */
+static __always_inline struct task_struct *current_task(void)
+{
+#ifdef MRSS_LIGHT
+    return bpf_rdonly_cast((void *)bpf_get_current_task(), bpf_core_type_id_kernel(struct task_struct));
+#else
+    return bpf_get_current_task_btf();
+#endif
+}
 
 struct task_state {
     __u64 mm;  /* its address space (0: not its own yet: the root before exec) */
@@ -132,11 +144,6 @@ __u32 mm_filter[MRSS_MM_FILTER_SLOTS] = {};
 /* mm's slot; MRSS_NO_FILTER without mm_id. mm: a pointer the verifier lets be loaded from. */
 #define MRSS_FILTER_SLOT(mm) \
     (bpf_core_field_exists((mm)->mm_id) ? (__u32)(mm)->mm_id & (MRSS_MM_FILTER_SLOTS - 1) : MRSS_NO_FILTER)
-
-/* The same for an mm that may not be loaded from (read with BPF_CORE_READ). */
-#define MRSS_READ_FILTER_SLOT(mm)                                                                     \
-    (bpf_core_field_exists((mm)->mm_id) ? (__u32)BPF_CORE_READ(mm, mm_id) & (MRSS_MM_FILTER_SLOTS - 1) \
-                                        : MRSS_NO_FILTER)
 
 static __always_inline bool maybe_tracked(__u32 slot)
 {
@@ -978,16 +985,14 @@ static __always_inline struct mrss_record *reserve_record(void)
  * collapsing a huge page in the tree's memory, and a debugger or
  * process_vm_writev() writing into it, fault pages in from outside; their
  * NR_ANON_MAPPED changes are not the tree's to on_anon_mapped, which decides
- * by the task that makes them. The current task's mm is read, not loaded
- * from bpf_get_current_task_btf(): that load made the verifier search the
- * kernel's BTF for "__safe_trusted" names on each path that reaches it
- * (on_rss_stat's verification 2.3 -> 1.3 ms, every run); the read (~20 ns)
- * is paid only when a tracked mm's anon count rises. */
+ * by the task that makes them. This runs at every anonymous page fault of
+ * the tree: the mm is a plain load (current_task()). */
 static __always_inline bool changed_from_outside(struct mm_struct *mm)
 {
-    struct mm_struct *own = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm);
+    struct task_struct *task = current_task();
+    struct mm_struct *own = task->mm;
     if (own == mm) return false;
-    if (own && maybe_tracked(MRSS_READ_FILTER_SLOT(own))) {
+    if (own && maybe_tracked(MRSS_FILTER_SLOT(own))) {
         __u64 key = (__u64)own;
         if (bpf_map_lookup_elem(&mms, &key)) return false;
     }
@@ -1332,12 +1337,7 @@ int BPF_PROG(on_anon_mapped, struct mem_cgroup *memcg, int item, int val)
      * fork), or a kernel thread working in the tree's address space
      * (kthread_use_mm): its pages are the tree's too. So that lookup alone
      * decides on a page fault's path. */
-#ifdef MRSS_LIGHT
-    struct task_struct *task =
-        bpf_rdonly_cast((void *)bpf_get_current_task(), bpf_core_type_id_kernel(struct task_struct));
-#else
-    struct task_struct *task = bpf_get_current_task_btf();
-#endif
+    struct task_struct *task = current_task();
     struct mm_struct *mm = task->mm;
     __u64 key = (__u64)mm;
     struct mm_state *e = mm && maybe_tracked(MRSS_FILTER_SLOT(mm)) ? bpf_map_lookup_elem(&mms, &key) : 0;
