@@ -50,11 +50,11 @@ char LICENSE[] SEC("license") = "GPL";
  * searches nothing for them. The cast costs the loader one linear search in
  * each program that makes it (the kfunc's, ~0.2 ms), so only those two do.
  * (on_rss_stat loaded the mm from bpf_get_current_task_btf() until
- * 2026-11-27: its verification took 2.3 ms, 1.4 ms since.) The libbpf object, the fallback
- * for kernels older than the light one needs, loads the mm from
- * bpf_get_current_task_btf() (bpf_rdonly_cast is Linux >= 6.2). Scalars
- * (pid, exit_code, an mm's mm_id) are plain loads either way: no search is
- * made for them. */
+ * 2026-11-27: its verification took 2.3 ms, 1.4 ms since.) The libbpf
+ * object, the fallback for kernels older than the light one needs, loads
+ * the mm from bpf_get_current_task_btf() (bpf_rdonly_cast is Linux >= 6.2).
+ * Scalars (pid, exit_code, an mm's mm_id) are plain loads either way: no
+ * search is made for them. */
 #ifdef MRSS_LIGHT
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 #endif
@@ -985,8 +985,9 @@ static __always_inline struct mrss_record *reserve_record(void)
  * collapsing a huge page in the tree's memory, and a debugger or
  * process_vm_writev() writing into it, fault pages in from outside; their
  * NR_ANON_MAPPED changes are not the tree's to on_anon_mapped, which decides
- * by the task that makes them. This runs at every anonymous page fault of
- * the tree: the mm is a plain load (current_task()). */
+ * by the task that makes them. With exact_anon it runs at each rise of a
+ * tracked mm's anon count (every anonymous page fault of the tree): the mm
+ * is a plain load (current_task()). */
 static __always_inline bool changed_from_outside(struct mm_struct *mm)
 {
     struct task_struct *task = current_task();
