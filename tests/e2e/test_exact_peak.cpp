@@ -70,14 +70,25 @@ TEST_CASE("exact tree peak: siblings unmapping the pages they share, all at once
     // once, four rounds a run. A family read while one of them was still
     // unmapping counted the shared pages up to 1.26 times: before the fix,
     // 5 runs in 20 read 311-320 MiB for 301 (labelled exact).
+    //
+    // Every run must read right. A run may be a lower bound only because its
+    // snapshots went over max_rss's CPU budget (snapshots-skipped): the
+    // AddressSanitizer build of max_rss, whose own work costs 2-3 times more
+    // against the same uninstrumented fixture, did so in ~1 run of 12 here
+    // (301.4 MiB, 5 of 54 release points skipped). Most runs stay exact.
+    int exact_runs = 0;
     for (int i = 0; i < 10; ++i) {
         const RunResult r = measure_shape("unshare", 20'000'000, false);
-        INFO("run " << i << ": tree " << mib(r.peak.tree_bytes) << " MiB, truth 300 MiB + baseline");
+        INFO("run " << i << ": tree " << mib(r.peak.tree_bytes) << " MiB ("
+                    << (r.peak.method == PeakMethod::Exact ? "exact" : "not exact")
+                    << "), truth 300 MiB + baseline");
         CHECK(r.exit.code == 0);
-        CHECK(r.peak.method == PeakMethod::Exact);
         CHECK(mib(r.peak.tree_bytes) >= 300);
         CHECK(mib(r.peak.tree_bytes) <= 303);
+        if (r.peak.method == PeakMethod::Exact) ++exact_runs;
+        else CHECK(r.peak.inexact_reason == InexactReason::SnapshotsSkipped);
     }
+    CHECK(exact_runs >= 7);
 }
 
 TEST_CASE("exact tree peak: a child whose creator is SIGKILLed in the middle of fork is not counted twice",
