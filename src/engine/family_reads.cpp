@@ -74,24 +74,26 @@ std::optional<Recorder::FamilyReads> Recorder::read_families(
         // A child of a family's member that has not run yet maps the family's
         // pages too: its share is read with them. (A lone process's child adds
         // nothing: its creator's pages are counted in full.)
+        // Thousands of them (a wide fork far ahead of the tracer): the family
+        // keeps its bounds this time rather than a read of each, and a record
+        // of each in max_rss's own memory. Given up at the first one too many,
+        // before any more of them is looked at.
         std::vector<std::pair<pid_t, uint32_t>> to_read;  // pid, family
         // Reported, but not at its first stop yet: it joins its family there.
         for (auto&& [pid, process] : table_.live_processes()) {
             const TaskEntry* task = table_.task(pid);
-            if (task && task->awaiting_first_stop && families.contains(process.fork_family))
-                to_read.emplace_back(pid, process.fork_family);
+            if (!task || !task->awaiting_first_stop || !families.contains(process.fork_family)) continue;
+            if (to_read.size() == kMostChildrenRead) return std::nullopt;
+            to_read.emplace_back(pid, process.fork_family);
         }
         // Not reported at all. A vfork or CLONE_VM child runs in its
         // creator's memory: counted there.
-        for (const UnseenChild& child : unseen_.children())
-            if (in_families(child) && !probe_.same_address_space(child.pid, child.creator).value_or(true))
-                to_read.emplace_back(child.pid, family_of(child));
-        // Thousands of them (a wide fork far ahead of the tracer): the family
-        // keeps its bounds this time rather than a read of each, and a record
-        // of each in max_rss's own memory.
-        if (to_read.size() > kMostChildrenRead) return std::nullopt;
+        for (const UnseenChild& child : unseen_.children()) {
+            if (!in_families(child) || probe_.same_address_space(child.pid, child.creator).value_or(true)) continue;
+            if (to_read.size() == kMostChildrenRead) return std::nullopt;
+            to_read.emplace_back(child.pid, family_of(child));
+        }
         FamilyReads reads;
-        reads.members.reserve(table_.live_count());
         for (auto&& [pid, process] : table_.live_processes()) {
             if (process.mm_released || !families.contains(process.sampled.family)) continue;
             const auto smaps = probe_.smaps_rollup(process.reader_tid);
