@@ -82,7 +82,7 @@ add_custom_command(OUTPUT ${_gen}/max_rss_light.lskel.h
   COMMAND ${MAX_RSS_BPFTOOL} gen skeleton -L ${_gen}/max_rss_light.bpf.o name max_rss_light > ${_gen}/max_rss_light.lskel.h
   DEPENDS ${_gen}/max_rss_light.bpf.o
   COMMENT "BPF light skeleton max_rss_light.lskel.h" VERBATIM)
-target_sources(max_rss_core PRIVATE ${_ebpf_dir}/ebpf_backend.cpp ${_ebpf_dir}/ebpf_program.cpp ${_ebpf_dir}/ebpf_load.cpp
+target_sources(max_rss_core PRIVATE ${_ebpf_dir}/ebpf_backend.cpp ${_ebpf_dir}/ebpf_launch.cpp ${_ebpf_dir}/ebpf_program.cpp ${_ebpf_dir}/ebpf_load.cpp
                                     ${_ebpf_dir}/early_tracer.cpp
                                     ${_ebpf_dir}/light_loader.c ${_gen}/max_rss.skel.h ${_gen}/max_rss_light.lskel.h)
 target_include_directories(max_rss_core PRIVATE ${_gen})

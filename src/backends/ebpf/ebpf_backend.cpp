@@ -16,28 +16,23 @@
 // see the parent they would see without max_rss. Records are read at every
 // tick while the root runs, then by polling the ring buffer until the last
 // tracked process is gone.
-#include "early_tracer.hpp"
-#include "ebpf_program.hpp"
-#include "loader_thread.hpp"
-#include "staged_probe.hpp"
+//
+// The root's launch and adoption are in ebpf_launch.cpp.
+#include "ebpf_backend.hpp"
 
-#include <max_rss/backends/backend.hpp>
-#include <max_rss/backends/forwarding.hpp>
-#include <max_rss/errors.hpp>
-#include <max_rss/os/clock.hpp>
-#include <max_rss/os/launch.hpp>
 #include <max_rss/procfs/procfs.hpp>
 #include <max_rss/util/log.hpp>
 
-#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <vector>
 
 namespace max_rss {
 namespace ebpf {
@@ -76,22 +71,6 @@ max_rss::Program program_of(const mrss_exec_record& r) {
     return p;
 }
 
-// Ends the root while the early tracer still has it, and reaps it. SIGKILL
-// alone does not end one held at its exit stop (PTRACE_EVENT_EXIT): it is
-// exiting already, the kernel drops the signal, and it would stay stopped
-// for ever; resumed, it finishes its exit.
-void end_traced_root(pid_t pid) {
-    ::kill(pid, SIGKILL);
-    ::ptrace(PTRACE_CONT, pid, nullptr, nullptr);  // ESRCH when it is in no stop: nothing to resume
-    for (;;) {
-        int status = 0;
-        const pid_t r = ::waitpid(pid, &status, __WALL);
-        if (r < 0 && errno == EINTR) continue;
-        if (r != pid || WIFEXITED(status) || WIFSIGNALED(status)) return;
-        ::ptrace(PTRACE_CONT, pid, nullptr, nullptr);  // another stop on its way out
-    }
-}
-
 // Root loads after the program has started (see early_tracer.hpp), unless
 // MAX_RSS_EBPF_OVERLAP=0 asks for the load first. Without root the load
 // comes first: a refusal then comes before anything has run.
@@ -100,64 +79,32 @@ bool load_while_running() {
     return ::geteuid() == 0 && !(overlap && std::string_view(overlap) == "0");
 }
 
-class EbpfBackend final : public Backend {
-public:
-    explicit EbpfBackend(KeptBackends* keep) : keep_(keep) {
-        if (keep_) {
-            // Loaded for an earlier run or by prepare_backend(); else (the last
-            // run handed nothing on) loaded first now, as prepare_backend() does,
-            // so every run that keeps one is measured the same way.
-            prepare_backend(BackendKind::Ebpf, *keep_);
-            program_ = std::move(keep_->ebpf);
-        } else if (load_while_running()) {
-            BpfProgram::require_btf();
-        } else {
-            program_ = BpfProgram::load();
-        }
-    }
-    // A run that ended as it should hands its kernel side on, if it left it clean.
-    ~EbpfBackend() override {
-        if (!keep_ || !program_ || !ended_) return;
-        try {
-            if (program_->ready_for_next_run()) keep_->ebpf = std::move(program_);
-            else log::debug("ebpf: the run left state in the kernel side: the next run loads its own");
-        } catch (...) {
-            // A log line that could not be written: the next run loads its own.
-        }
-    }
-    EbpfBackend(const EbpfBackend&) = delete;
-    EbpfBackend& operator=(const EbpfBackend&) = delete;
-    MemoryProbe* probe() override { return &probe_; }
-    void run(RunContext& context) override;
+}  // namespace
 
-private:
-    void launch_loaded();
-    void launch_while_loading();
-    void adopt_root(EarlyTracer& early, int64_t launched_ns);
-    void on_root_exec();
-    void root_ended_unadopted(const os::WaitResult& w);
-    void reap_root(const os::WaitResult& w);
-    void loop();
-    void handle(const mrss_record& r, size_t bytes);
-    void on_exit_record(const mrss_record& r);
-    void record_totals();
-    void reap_vanished();
-    void kill_tree();
-    [[nodiscard]] int64_t run_ns(uint64_t monotonic_ns) const {
-        return static_cast<int64_t>(monotonic_ns) - (os::monotonic_ns() - context_->recorder.now_ns());
+EbpfBackend::EbpfBackend(KeptBackends* keep) : keep_(keep) {
+    if (keep_) {
+        // Loaded for an earlier run or by prepare_backend(); else (the last
+        // run handed nothing on) loaded first now, as prepare_backend() does,
+        // so every run that keeps one is measured the same way.
+        prepare_backend(BackendKind::Ebpf, *keep_);
+        program_ = std::move(keep_->ebpf);
+    } else if (load_while_running()) {
+        BpfProgram::require_btf();
+    } else {
+        program_ = BpfProgram::load();
     }
+}
 
-    KeptBackends* keep_;
-    std::shared_ptr<BpfProgram> program_;
-    bool ended_ = false;  // run() saw the last process go, with no error
-    StagedProbe probe_;
-    RunContext* context_ = nullptr;
-    std::optional<Forwarder> forwarder_;
-    pid_t root_pid_ = 0;
-    bool root_reaped_ = false;
-    uint64_t recorded_peak_pages_ = 0;
-    int64_t last_point_ns_ = 0;  // the timeline's last point, which a peak's (coarse) time never goes before
-};
+// A run that ended as it should hands its kernel side on, if it left it clean.
+EbpfBackend::~EbpfBackend() {
+    if (!keep_ || !program_ || !ended_) return;
+    try {
+        if (program_->ready_for_next_run()) keep_->ebpf = std::move(program_);
+        else log::debug("ebpf: the run left state in the kernel side: the next run loads its own");
+    } catch (...) {
+        // A log line that could not be written: the next run loads its own.
+    }
+}
 
 void EbpfBackend::run(RunContext& context) {
     context_ = &context;
@@ -192,127 +139,6 @@ void EbpfBackend::run(RunContext& context) {
         recorder.tree_upper_bound(upper_bytes);
     }
     ended_ = true;
-}
-
-// The kernel side is in place first: the root is tracked before it may run.
-void EbpfBackend::launch_loaded() {
-    program_->on_record([this](const mrss_record& r, size_t bytes) { handle(r, bytes); });
-    os::LaunchSpec spec;
-    spec.argv = context_->argv;
-    spec.child_mask = context_->signals.original_mask();
-    // In the tree before it may run: every fork it makes is followed in kernel.
-    spec.before_release = [this](pid_t pid) {
-        program_->track(pid);
-        if (context_->before_release) context_->before_release(pid);
-    };
-    os::Launched launched = os::launch(spec);
-    root_pid_ = launched.pid;
-    context_->recorder.root_started(root_pid_);
-    const os::LaunchReport report = os::read_launch_report(launched.report_fd);
-    if (report.exec_errno != 0) {
-        ::waitpid(root_pid_, nullptr, 0);
-        os::throw_launch_error(context_->argv.at(0), report.exec_errno);
-    }
-    forwarder_->set_root(root_pid_);
-}
-
-// The root runs while a thread loads the kernel side, then is adopted.
-void EbpfBackend::launch_while_loading() {
-    Recorder& recorder = context_->recorder;
-    Loader loader;
-    bool seized = false;
-    os::LaunchSpec spec;
-    spec.argv = context_->argv;
-    spec.child_mask = context_->signals.original_mask();
-    spec.before_release = [&](pid_t pid) {
-        loader.start();  // after the fork: none of the loader's maps are in the program's copy
-        seized = EarlyTracer::seize(pid);
-        if (!seized) {
-            // Not traceable (Yama, a seccomp policy): tracked before it may run, as without the overlap.
-            log::debug("ebpf: PTRACE_SEIZE refused ({}): the program waits for the load", std::strerror(errno));
-            loader.join();
-            if (loader.failed()) {
-                ::kill(pid, SIGKILL);  // it has not exec'd: nothing ran
-                return;
-            }
-            loader.program().track(pid);
-        }
-        if (context_->before_release) context_->before_release(pid);
-    };
-    const int64_t launched_ns = os::monotonic_ns();
-    os::Launched launched = os::launch(spec);
-    root_pid_ = launched.pid;
-    recorder.root_started(root_pid_);
-    forwarder_->set_root(root_pid_);
-    if (!seized) {
-        const os::LaunchReport report = os::read_launch_report(launched.report_fd);
-        if (report.exec_errno != 0 || loader.failed()) {
-            ::waitpid(root_pid_, nullptr, 0);
-            program_ = loader.take();  // throws the load's error first
-            os::throw_launch_error(context_->argv.at(0), report.exec_errno);
-        }
-        program_ = loader.take();
-        program_->on_record([this](const mrss_record& r, size_t bytes) { handle(r, bytes); });
-        return;
-    }
-    EarlyTracer early(root_pid_, context_->signals, *forwarder_);
-    EarlyTracer::Outcome outcome{};
-    try {
-        outcome = early.run([&loader] { return loader.done(); }, [this] { on_root_exec(); });
-        // Read once it has exec'd or ended (a stop before its exec would hold the pipe open).
-        const os::LaunchReport report = os::read_launch_report(launched.report_fd);
-        if (report.exec_errno != 0) {
-            if (outcome != EarlyTracer::Outcome::Ended) ::waitpid(root_pid_, nullptr, __WALL);
-            outcome = EarlyTracer::Outcome::Ended;  // reaped: not to be killed or waited for again
-            loader.join();
-            os::throw_launch_error(context_->argv.at(0), report.exec_errno);
-        }
-        if (outcome == EarlyTracer::Outcome::Stopped && loader.failed()) {
-            // The kernel refused what it was given after the program had started: it is
-            // stopped at a held call or at its exit, and ends here (a refusal for want of root or BTF
-            // comes before anything runs).
-            end_traced_root(root_pid_);
-            outcome = EarlyTracer::Outcome::Ended;  // reaped: not to be killed again
-        }
-        program_ = loader.take();
-    } catch (...) {
-        if (outcome != EarlyTracer::Outcome::Ended) end_traced_root(root_pid_);  // not yet reaped
-        throw;
-    }
-    program_->on_record([this](const mrss_record& r, size_t bytes) { handle(r, bytes); });
-    if (outcome == EarlyTracer::Outcome::Ended) {
-        root_ended_unadopted(early.ended());
-        return;
-    }
-    adopt_root(early, launched_ns);
-}
-
-void EbpfBackend::adopt_root(EarlyTracer& early, int64_t launched_ns) {
-    try {
-        program_->adopt(root_pid_);
-    } catch (...) {
-        end_traced_root(root_pid_);
-        root_reaped_ = true;
-        throw;
-    }
-    log::debug("ebpf: the program adopted at {}, {:.1f} ms after its launch", early.held_at(),
-               static_cast<double>(os::monotonic_ns() - launched_ns) / 1e6);
-    early.detach();
-}
-
-// Its first exec, while it is still under ptrace: what the exec record would say.
-void EbpfBackend::on_root_exec() {
-    probe_.stage_status(procfs::read_status(root_pid_));
-    probe_.stage_program(Program{procfs::read_cmdline(root_pid_), procfs::read_exe(root_pid_)});
-    context_->recorder.exec_done(root_pid_, 0);
-}
-
-// Killed (SIGKILL: no exit stop) before the kernel side was in place: its
-// image's figures are those of its exec; said.
-void EbpfBackend::root_ended_unadopted(const os::WaitResult& w) {
-    Recorder& recorder = context_->recorder;
-    recorder.warn(Warning{Warning::Kind::Unmeasured, root_pid_, 0, 0, 0, {}});
-    reap_root(w);
 }
 
 // The root is max_rss's child: it ends with wait4's status and rusage.
@@ -449,7 +275,6 @@ void EbpfBackend::kill_tree() {
     if (!root_reaped_) ::kill(root_pid_, SIGKILL);
 }
 
-}  // namespace
 }  // namespace ebpf
 
 std::unique_ptr<Backend> make_ebpf_backend(KeptBackends* keep) { return std::make_unique<ebpf::EbpfBackend>(keep); }
