@@ -9,10 +9,11 @@
 #include <max_rss/backends/backend.hpp>
 #include <max_rss/backends/forwarding.hpp>
 #include <max_rss/os/clock.hpp>
-#include <max_rss/os/launch.hpp>
+#include <max_rss/os/signals.hpp>
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -22,7 +23,6 @@ namespace max_rss::ebpf {
 class EbpfBackend final : public Backend {
 public:
     explicit EbpfBackend(KeptBackends* keep);
-    // A run that ended as it should hands its kernel side on, if it left it clean.
     ~EbpfBackend() override;
     EbpfBackend(const EbpfBackend&) = delete;
     EbpfBackend& operator=(const EbpfBackend&) = delete;

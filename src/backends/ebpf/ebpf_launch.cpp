@@ -4,13 +4,12 @@
 #include "ebpf_backend.hpp"
 #include "loader_thread.hpp"
 
-#include <max_rss/errors.hpp>
+#include <max_rss/os/launch.hpp>
 #include <max_rss/procfs/procfs.hpp>
 #include <max_rss/util/log.hpp>
 
 #include <sys/ptrace.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
