@@ -93,14 +93,15 @@ std::optional<Recorder::FamilyReads> Recorder::read_families(
             if (to_read.size() == kMostChildrenRead) return std::nullopt;
             to_read.emplace_back(child.pid, family_of(child));
         }
-        // Sized first: grown by doubling, the last copy of 10,000 members
-        // held 64 and 128 KiB at once, a transient in max_rss's own peak.
         const auto is_member = [&](const LiveProcess& process) {
             return !process.mm_released && families.contains(process.sampled.family);
         };
+        // Sized by the snapshot's tallies: grown by doubling, the last copy of
+        // 10,000 members held 64 and 128 KiB at once, a transient in
+        // max_rss's own peak.
         FamilyReads reads;
         size_t member_count = 0;
-        for (auto&& [pid, process] : table_.live_processes()) member_count += is_member(process) ? 1 : 0;
+        for (const auto& [id, family] : families) member_count += family.members();
         reads.members.reserve(member_count);
         for (auto&& [pid, process] : table_.live_processes()) {
             if (!is_member(process)) continue;

@@ -73,6 +73,7 @@ public:
     void add_pss_anon(std::optional<uint64_t> bytes);
     [[nodiscard]] ByteBounds bounds() const;
     [[nodiscard]] std::optional<uint64_t> exact_bytes() const;
+    [[nodiscard]] uint64_t members() const { return members_; }
 
 private:
     uint64_t members_ = 0;
