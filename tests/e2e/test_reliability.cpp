@@ -9,7 +9,7 @@
 // No test here compares a duration with a constant: forks and page faults are
 // ten times slower on some machines of this kind. How long tracing takes is
 // measured side by side with the untraced program in bench/ (overhead.sh,
-// scaling.sh); here a run is only killed when it takes far longer than the
+// and its --set scaling); here a run is only killed when it takes far longer than the
 // same program untraced (kill_after_seconds).
 #include "helpers.hpp"
 
@@ -305,8 +305,8 @@ TEST_CASE("max_rss's own peak while tracing 10,000 processes one after another",
 TEST_CASE("10,000 processes alive at once: all in the report, max_rss's own peak bounded", "[reliability][own-rss]") {
     // The same count as above, but all alive together: everything per live
     // process (wait4's scan of the tracees, any per-stop work over all live
-    // processes) is paid 10,000 times over. bench/scaling.sh times it against
-    // the untraced program.
+    // processes) is paid 10,000 times over. `bench/overhead.sh --set scaling`
+    // times it against the untraced program.
     //
     // All 10,000 are live at once, so beside each record the tracer keeps a
     // task and a live-process entry for each. Issue 5's 8 MiB target, with
