@@ -63,7 +63,8 @@ for ((i = 1; i <= RUNS; i++)); do
     sleep 1
     if kill -STOP "$as_pid" 2>/dev/null; then
       cc1=$(pgrep -x cc1plus | head -n 1) || true
-      [[ -n $cc1 ]] && python3 "$HERE/file_union.py" "$cc1" "$as_pid" | tail -n 1
+      # A failed read must not end the script before the CONT: as would stay stopped.
+      if [[ -n $cc1 ]]; then python3 "$HERE/file_union.py" "$cc1" "$as_pid" | tail -n 1 || true; fi
       kill -CONT "$as_pid"
     fi
   fi
