@@ -1,6 +1,8 @@
 #include "helpers.hpp"
 
+#include <max_rss/engine/measure.hpp>
 #include <max_rss/procfs/procfs.hpp>
+#include <max_rss/util/text.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -303,5 +305,20 @@ TestCgroup::~TestCgroup() {
 }
 
 void TestCgroup::enter() const { write_small_file(procs(), std::to_string(::getpid())); }
+
+RunResult measure_argv(std::vector<std::string> argv) {
+    MeasureOptions options;
+    options.argv = std::move(argv);
+    return measure(options);
+}
+
+std::string touch_command(int mib) {
+    return shell_join(std::vector<std::string>{fixture("touch"), std::to_string(mib)});
+}
+
+bool file_exists(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+}
 
 }  // namespace max_rss::test

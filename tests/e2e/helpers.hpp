@@ -6,10 +6,10 @@
 #include <functional>
 #include <string>
 #include <vector>
+#include "units.hpp"
 
 namespace max_rss::test {
 
-inline constexpr uint64_t MiB = 1024 * 1024;
 
 // Path of a fixture program built by tests/fixtures/CMakeLists.txt.
 std::string fixture(const std::string& name);
@@ -111,6 +111,15 @@ private:
 // process's, with its peak, and the process had two tasks and exited 0. The
 // same checks for every backend.
 void check_thread_fork(const RunResult& result, double child_mib);
+
+// Measures argv in this process, through the library, with default options.
+RunResult measure_argv(std::vector<std::string> argv);
+
+// The shell command line that runs the touch fixture for mib MiB.
+std::string touch_command(int mib);
+
+// Whether path exists (stat succeeds).
+bool file_exists(const std::string& path);
 
 // The process of result whose last image's argv[0] ends with name.
 const Process* find_process(const RunResult& result, const std::string& name);

@@ -11,7 +11,6 @@ using namespace max_rss::test;
 
 namespace {
 
-std::string touch(int mib) { return fixture("touch") + " " + std::to_string(mib); }
 
 // max_rss with its baselines in dir.
 Output with_baselines(const TempDir& dir, std::vector<std::string> args) {
@@ -23,7 +22,7 @@ Output with_baselines(const TempDir& dir, std::vector<std::string> args) {
 
 TEST_CASE("baselines: a benchmark that did not pass never replaces the saved baseline", "[compare_cli][baseline]") {
     TempDir dir;
-    REQUIRE(with_baselines(dir, {"bench", "-r", "3", "-n", "a", touch(20), "--save-baseline", "main", "--style",
+    REQUIRE(with_baselines(dir, {"bench", "-r", "3", "-n", "a", touch_command(20), "--save-baseline", "main", "--style",
                                  "none"})
                 .exit_code == 0);
     const std::string saved = read_text_file(dir / "baselines/main.json");
@@ -32,15 +31,15 @@ TEST_CASE("baselines: a benchmark that did not pass never replaces the saved bas
 
     // A failing command (after one that finished), a regression against the
     // baseline being replaced, and a --budget exceeded.
-    const Output failed = with_baselines(dir, {"bench", "-r", "1", "-N", "-n", "a", touch(20), "-n", "b", "false",
+    const Output failed = with_baselines(dir, {"bench", "-r", "1", "-N", "-n", "a", touch_command(20), "-n", "b", "false",
                                                "--save-baseline", "main", "--style", "none"});
     CHECK(failed.exit_code == 1);
     CHECK(failed.err.find(not_saved) != std::string::npos);
-    const Output regressed = with_baselines(dir, {"bench", "-r", "5", "-n", "a", touch(40), "--compare-baseline",
+    const Output regressed = with_baselines(dir, {"bench", "-r", "5", "-n", "a", touch_command(40), "--compare-baseline",
                                                   "main", "--save-baseline", "main", "--style", "none"});
     CHECK(regressed.exit_code == 1);
     CHECK(regressed.err.find(not_saved) != std::string::npos);
-    const Output over = with_baselines(dir, {"bench", "-r", "1", "-n", "a", touch(20), "--budget", "1MiB",
+    const Output over = with_baselines(dir, {"bench", "-r", "1", "-n", "a", touch_command(20), "--budget", "1MiB",
                                              "--save-baseline", "main", "--style", "none"});
     CHECK(over.exit_code == 3);
     CHECK(over.err.find(not_saved) != std::string::npos);
@@ -50,23 +49,23 @@ TEST_CASE("baselines: a benchmark that did not pass never replaces the saved bas
 TEST_CASE("baselines: an export to stdout keeps the commands that finished when a later one fails",
           "[compare_cli][baseline]") {
     TempDir dir;
-    const Output out = with_baselines(dir, {"bench", "-r", "1", "-N", touch(5), "false", "--export-json", "-",
+    const Output out = with_baselines(dir, {"bench", "-r", "1", "-N", touch_command(5), "false", "--export-json", "-",
                                             "--style", "none"});
     CHECK(out.exit_code == 1);
     const auto json = nlohmann::json::parse(out.out);
     REQUIRE(json["results"].size() == 1);
-    CHECK(json["results"][0]["command"] == touch(5));
+    CHECK(json["results"][0]["command"] == touch_command(5));
 }
 
 TEST_CASE("baselines: bench --save-baseline, then --compare-baseline and compare --baseline", "[compare_cli][baseline]") {
     TempDir dir;
-    const Output saved = with_baselines(dir, {"bench", "-r", "5", "-n", "a", touch(20), "--save-baseline", "main",
+    const Output saved = with_baselines(dir, {"bench", "-r", "5", "-n", "a", touch_command(20), "--save-baseline", "main",
                                               "--style", "none"});
     REQUIRE(saved.exit_code == 0);
     REQUIRE(std::filesystem::exists(dir / "baselines/main.json"));
 
     // 20 -> 30 MiB over 5 runs each: a regression, significant.
-    const Output gated = with_baselines(dir, {"bench", "-r", "5", "-n", "a", touch(30), "--compare-baseline",
+    const Output gated = with_baselines(dir, {"bench", "-r", "5", "-n", "a", touch_command(30), "--compare-baseline",
                                               "main", "--style", "none", "--export-json", dir / "new.json"});
     CHECK(gated.exit_code == 1);
     CHECK(gated.err.find("Against baseline 'main':") != std::string::npos);

@@ -25,10 +25,6 @@ std::string fixture_command(const std::string& name, std::vector<std::string> ar
     return max_rss::shell_join(args);
 }
 
-bool file_exists(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0;
-}
 
 std::vector<std::string> lines_of(const std::string& text) {
     std::vector<std::string> lines;

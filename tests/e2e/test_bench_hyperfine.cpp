@@ -16,7 +16,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string touch(int mib) { return max_rss::shell_join(std::vector<std::string>{fixture("touch"), std::to_string(mib)}); }
 
 const std::string kSchema = std::string(MAX_RSS_TEST_DATA_DIR) + "/../../docs/bench-schema.json";
 
@@ -46,7 +45,7 @@ TEST_CASE("bench JSON: hyperfine's fields, memory_usage_byte the true tree peaks
     for (size_t i = 0; i < 2; ++i) {
         const json& result = report["results"][i];
         const double mib = i == 0 ? 10 : 30;
-        CHECK(result["command"] == touch(static_cast<int>(mib)));
+        CHECK(result["command"] == touch_command(static_cast<int>(mib)));
         CHECK(result["parameters"] == json{{"mib", i == 0 ? "10" : "30"}});
         REQUIRE(result["times"].size() == 3);
         REQUIRE(result["memory_usage_byte"].size() == 3);
@@ -79,7 +78,7 @@ TEST_CASE("bench JSON: hyperfine's fields, memory_usage_byte the true tree peaks
 
 TEST_CASE("bench JSON: a real export and the fixed one match docs/bench-schema.json", "[bench][schema]") {
     TempDir dir;
-    REQUIRE(run_max_rss({"bench", "-r", "2", "-n", "ten", touch(10), "--export-json", dir / "mem.json",
+    REQUIRE(run_max_rss({"bench", "-r", "2", "-n", "ten", touch_command(10), "--export-json", dir / "mem.json",
                          "--style", "none"})
                 .exit_code == 0);
     const Output real = validate(dir / "mem.json");
@@ -108,7 +107,7 @@ TEST_CASE("bench JSON: --backend ebpf is named in the provenance, and each run h
         return;
     }
     TempDir dir;
-    const Output out = run_max_rss({"bench", "--backend", "ebpf", "-r", "3", touch(40), touch(10), "--export-json",
+    const Output out = run_max_rss({"bench", "--backend", "ebpf", "-r", "3", touch_command(40), touch_command(10), "--export-json",
                                     dir / "mem.json", "--style", "none"});
     INFO(out.err);
     REQUIRE(out.exit_code == 0);
@@ -132,7 +131,7 @@ TEST_CASE("bench: --setup, --cleanup, --reference, --sort and the other exports"
     const std::string log = dir / "log";
     const Output out = run_max_rss({"bench", "-r", "2", "--setup", "echo setup {mib} >> " + log, "--cleanup",
                                     "echo cleanup {mib} >> " + log, "-P", "mib", "10", "20", "-D", "10",
-                                    fixture("touch") + " {mib}", "--reference", touch(5), "--sort", "mean-peak",
+                                    fixture("touch") + " {mib}", "--reference", touch_command(5), "--sort", "mean-peak",
                                     "--export-asciidoc", dir / "mem.adoc", "--export-github-benchmark",
                                     dir / "gab.json", "--export-bencher", dir / "bmf.json", "--export-csv",
                                     dir / "mem.csv"});
@@ -141,21 +140,21 @@ TEST_CASE("bench: --setup, --cleanup, --reference, --sort and the other exports"
     // The reference has no parameter, so its {mib} stays as written.
     CHECK(read_text_file(log) ==
           "setup {mib}\ncleanup {mib}\nsetup 10\ncleanup 10\nsetup 20\ncleanup 20\n");
-    CHECK(out.err.find("Benchmark 1: " + touch(5)) != std::string::npos);
-    CHECK(out.err.find(touch(10) + " used ") != std::string::npos);
-    CHECK(out.err.find(" times more memory than " + touch(5)) != std::string::npos);
+    CHECK(out.err.find("Benchmark 1: " + touch_command(5)) != std::string::npos);
+    CHECK(out.err.find(touch_command(10) + " used ") != std::string::npos);
+    CHECK(out.err.find(" times more memory than " + touch_command(5)) != std::string::npos);
 
     const std::string adoc = read_text_file(dir / "mem.adoc");
     CHECK(adoc.starts_with("[cols=\"<,>,>,>,>,>,>,>\"]\n|===\n| Command\n"));
     CHECK(adoc.find("| 1.00\n") != std::string::npos);  // the reference's Relative
     const json gab = json::parse(read_text_file(dir / "gab.json"));
     REQUIRE(gab.size() == 6);  // peak memory and wall time of three commands
-    CHECK(gab[0]["name"] == touch(5) + " peak memory");
+    CHECK(gab[0]["name"] == touch_command(5) + " peak memory");
     CHECK(gab[0]["unit"] == "bytes");
     CHECK(gab[0]["extra"].get<std::string>().find("2 runs, 0 warmup, ptrace") != std::string::npos);
     CHECK(gab[1]["unit"] == "s");
     const json bmf = json::parse(read_text_file(dir / "bmf.json"));
-    const json& twenty = bmf[touch(20)];
+    const json& twenty = bmf[touch_command(20)];
     CHECK(twenty["peak-memory"]["value"].get<double>() / MiB >= 20);
     CHECK(twenty["peak-memory"]["lower_value"] <= twenty["peak-memory"]["value"]);
     CHECK(twenty["latency"]["value"].get<double>() > 0);
@@ -163,10 +162,10 @@ TEST_CASE("bench: --setup, --cleanup, --reference, --sort and the other exports"
 }
 
 TEST_CASE("bench: per-command budgets and hyperfine's flag conflicts", "[bench]") {
-    const Output budgets = run_max_rss({"bench", "-r", "1", "--budget", "64MiB", "--budget", "16MiB", touch(10),
-                                        touch(20), "--style", "none"});
+    const Output budgets = run_max_rss({"bench", "-r", "1", "--budget", "64MiB", "--budget", "16MiB", touch_command(10),
+                                        touch_command(20), "--style", "none"});
     CHECK(budgets.exit_code == 3);
-    CHECK(budgets.err == "max_rss: over budget: " + touch(20) + ": median peak " +
+    CHECK(budgets.err == "max_rss: over budget: " + touch_command(20) + ": median peak " +
                              budgets.err.substr(budgets.err.find("median peak ") + 12,
                                                 budgets.err.find(" exceeds") - budgets.err.find("median peak ") - 12) +
                              " exceeds --budget 16.0 MiB\n");

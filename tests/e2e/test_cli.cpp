@@ -23,14 +23,10 @@ using max_rss::display_width;
 using nlohmann::json;
 
 namespace {
-size_t count_lines(const std::string& s) {
+size_t newline_count(const std::string& s) {
     size_t n = 0;
     for (char c : s) n += c == '\n';
     return n;
-}
-bool file_exists(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0;
 }
 }  // namespace
 
@@ -114,7 +110,7 @@ TEST_CASE("usage errors exit 2 and run nothing", "[cli]") {
         auto out = run_max_rss(args);
         CHECK(out.exit_code == 2);
         CHECK(out.err.find("/nonexistent-dir/report.json") != std::string::npos);
-        CHECK(count_lines(out.err) == 1);
+        CHECK(newline_count(out.err) == 1);
     }
     CHECK_FALSE(file_exists(marker));
 }
@@ -141,7 +137,7 @@ TEST_CASE("options after COMMAND belong to COMMAND", "[cli]") {
 TEST_CASE("200000 lines of stdout pass through untouched", "[cli]") {
     auto out = run_max_rss({"-q", "--", fixture("print_lines"), "200000"});
     CHECK(out.exit_code == 0);
-    CHECK(count_lines(out.out) == 200000);
+    CHECK(newline_count(out.out) == 200000);
     CHECK(out.out.rfind("line 200000\n") == out.out.size() - 12);
     CHECK(out.err.empty());  // -q: nothing of max_rss's own
 }
@@ -258,7 +254,7 @@ TEST_CASE("tree option prints the process tree with peaks", "[cli][concurrent]")
     auto out = run_max_rss({"-q", "--tree", "--", fixture("children_touch"), "concurrent", "3", "20"});
     CHECK(out.exit_code == 0);
     // The root, its 3 alike children in one line, the key that says so.
-    CHECK(count_lines(out.err) == 3);
+    CHECK(newline_count(out.err) == 3);
     CHECK(out.err.find("└─ ×3 ") != std::string::npos);
     CHECK(out.err.find("20.") != std::string::npos);
     CHECK(out.err.find("\nkey: ×N: N alike siblings in one line") != std::string::npos);
@@ -342,7 +338,7 @@ TEST_CASE("with ptrace refused a 100 MiB program still gets a correct degraded p
                             fixture("touch"), "100"});
     CHECK(out.exit_code == 0);
     // One clear line that says why, and nothing else of max_rss's with -q.
-    CHECK(count_lines(out.err) == 1);
+    CHECK(newline_count(out.err) == 1);
     CHECK(out.err.rfind("max_rss: warning: cannot trace (", 0) == 0);
     auto r = json::parse(out.out);
     CHECK(r["degraded"] == true);

@@ -26,14 +26,13 @@ Output gate(const TempDir& dir, const std::vector<std::string>& inputs) {
     return run_program(argv, "", 300);
 }
 
-std::string touch(int mib) { return fixture("touch") + " " + std::to_string(mib); }
 
 }  // namespace
 
 TEST_CASE("memory gate: first run saves a baseline, a regression fails after writing the summary", "[action]") {
     TempDir dir;
     // No baseline yet: measured, said, passed; with save-baseline, saved.
-    const Output first = gate(dir, {"MAX_RSS_COMMANDS=" + touch(10) + "\n" + touch(20) + "\n",
+    const Output first = gate(dir, {"MAX_RSS_COMMANDS=" + touch_command(10) + "\n" + touch_command(20) + "\n",
                                     "MAX_RSS_NAMES=small\nlarge", "MAX_RSS_SAVE_BASELINE=true"});
     INFO(first.err);
     CHECK(first.exit_code == 0);
@@ -45,7 +44,7 @@ TEST_CASE("memory gate: first run saves a baseline, a regression fails after wri
     // large grows from 20 to 40 MiB: compare fails, and the summary says so first.
     std::filesystem::remove(dir / "summary.md");
     const Output regressed =
-        gate(dir, {"MAX_RSS_COMMANDS=" + touch(10) + "\n" + touch(40), "MAX_RSS_NAMES=small\nlarge"});
+        gate(dir, {"MAX_RSS_COMMANDS=" + touch_command(10) + "\n" + touch_command(40), "MAX_RSS_NAMES=small\nlarge"});
     INFO(regressed.err);
     CHECK(regressed.exit_code == 1);
     const std::string summary = read_text_file(dir / "summary.md");
@@ -57,17 +56,17 @@ TEST_CASE("memory gate: first run saves a baseline, a regression fails after wri
 
     // A deleted benchmark fails too, unless allowed.
     std::filesystem::remove(dir / "summary.md");
-    const Output deleted = gate(dir, {"MAX_RSS_COMMANDS=" + touch(10), "MAX_RSS_NAMES=small"});
+    const Output deleted = gate(dir, {"MAX_RSS_COMMANDS=" + touch_command(10), "MAX_RSS_NAMES=small"});
     CHECK(deleted.exit_code == 1);
     CHECK(read_text_file(dir / "summary.md").find("**Missing from NEW**") != std::string::npos);
     const Output allowed =
-        gate(dir, {"MAX_RSS_COMMANDS=" + touch(10), "MAX_RSS_NAMES=small", "MAX_RSS_ALLOW_MISSING=true"});
+        gate(dir, {"MAX_RSS_COMMANDS=" + touch_command(10), "MAX_RSS_NAMES=small", "MAX_RSS_ALLOW_MISSING=true"});
     CHECK(allowed.exit_code == 0);
 }
 
 TEST_CASE("memory gate: over budget, the summary is still written and bench's 3 comes last", "[action]") {
     TempDir dir;
-    const Output out = gate(dir, {"MAX_RSS_COMMANDS=" + touch(20), "MAX_RSS_BUDGET=8MiB"});
+    const Output out = gate(dir, {"MAX_RSS_COMMANDS=" + touch_command(20), "MAX_RSS_BUDGET=8MiB"});
     CHECK(out.exit_code == 3);
     CHECK(out.err.find("max_rss: over budget: ") != std::string::npos);
     const std::string summary = read_text_file(dir / "summary.md");

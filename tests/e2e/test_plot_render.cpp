@@ -1,6 +1,8 @@
 // The plot page rendered by a real browser: headless Chromium screenshots it,
 // and the PNG must have the window's size and clearly more in it than a blank
 // page screenshotted the same way.
+#include "temp_dir.hpp"
+
 #include <max_rss/report/plot.hpp>
 
 #include <catch2/catch.hpp>
@@ -16,24 +18,24 @@
 #include <vector>
 
 #include <unistd.h>
+#include "units.hpp"
 
 namespace fs = std::filesystem;
 using namespace max_rss;
 
 namespace {
 
-constexpr uint64_t MiB = 1024 * 1024;
 constexpr const char* CHROMIUM = "/usr/bin/chromium";
 constexpr int WIDTH = 1200, HEIGHT = 800;
 
-std::shared_ptr<const Program> program(std::vector<std::string> argv) {
+std::shared_ptr<const Program> render_program(std::vector<std::string> argv) {
     auto p = std::make_shared<Program>();
     p->argv = std::move(argv);
     p->exe = "/usr/bin/" + p->argv[0];
     return p;
 }
 
-Process process(pid_t pid, pid_t ppid, std::shared_ptr<const Program> prog, uint64_t peak) {
+Process render_process(pid_t pid, pid_t ppid, std::shared_ptr<const Program> prog, uint64_t peak) {
     Process p;
     p.pid = pid;
     p.ppid = ppid;
@@ -56,13 +58,13 @@ RunResult build_like_run() {
     r.wall_seconds = 3.02;
     r.ru_maxrss_bytes = 420 * MiB;
     r.exit.code = 0;
-    r.processes.push_back(process(4000, 0, program({"make", "-j4"}), 6 * MiB));
-    r.processes.push_back(process(4001, 4000, program({"cc1plus", "-O2", "parser.cpp"}), 420 * MiB));
-    r.processes.push_back(process(4002, 4000, program({"cc1plus", "-O2", "lexer.cpp"}), 260 * MiB));
-    r.processes.push_back(process(4003, 4000, program({"cc1plus", "-O2", "main.cpp"}), 180 * MiB));
-    r.processes.push_back(process(4004, 4000, program({"ld", "-o", "app", "parser.o", "lexer.o"}), 300 * MiB));
+    r.processes.push_back(render_process(4000, 0, render_program({"make", "-j4"}), 6 * MiB));
+    r.processes.push_back(render_process(4001, 4000, render_program({"cc1plus", "-O2", "parser.cpp"}), 420 * MiB));
+    r.processes.push_back(render_process(4002, 4000, render_program({"cc1plus", "-O2", "lexer.cpp"}), 260 * MiB));
+    r.processes.push_back(render_process(4003, 4000, render_program({"cc1plus", "-O2", "main.cpp"}), 180 * MiB));
+    r.processes.push_back(render_process(4004, 4000, render_program({"ld", "-o", "app", "parser.o", "lexer.o"}), 300 * MiB));
     for (pid_t i = 0; i < 12; ++i)
-        r.processes.push_back(process(4010 + i, 4000, program({"sh", "-c", "echo done"}), 2 * MiB));
+        r.processes.push_back(render_process(4010 + i, 4000, render_program({"sh", "-c", "echo done"}), 2 * MiB));
     r.peak.tree_bytes = 800 * MiB;
     r.peak.method = PeakMethod::LowerBound;
     r.peak.largest_process_bytes = 420 * MiB;
@@ -113,18 +115,7 @@ uint32_t be32(const std::string& s, size_t at) {
            static_cast<uint32_t>(static_cast<unsigned char>(s[at + 3]));
 }
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        std::string pattern = (fs::temp_directory_path() / "max_rss_plot_XXXXXX").string();
-        REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-        path = pattern;
-    }
-    ~TempDir() {
-        std::error_code ignored;
-        fs::remove_all(path, ignored);
-    }
-};
+using max_rss::test::TempDir;
 
 // Screenshots html_path with headless Chromium into png_path; returns its
 // exit status. Chromium's own chatter goes to log_path.

@@ -41,11 +41,6 @@ using nlohmann::json;
 
 namespace {
 
-RunResult run(std::vector<std::string> argv) {
-    MeasureOptions options;
-    options.argv = std::move(argv);
-    return measure(options);
-}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -170,7 +165,7 @@ void check_connected(const json& processes) {
 
 TEST_CASE("10,000 threads alive at once: one process with 10,001 threads", "[reliability]") {
     const auto start = std::chrono::steady_clock::now();
-    auto r = run({fixture("many_threads"), "10000", "64"});
+    auto r = measure_argv({fixture("many_threads"), "10000", "64"});
     WARN("many_threads 10000: traced in " << seconds_since(start) << " s, tree peak " << mib(r.peak.tree_bytes)
                                           << " MiB");
     CHECK(r.exit.code == 0);
@@ -183,7 +178,7 @@ TEST_CASE("10,000 threads alive at once: one process with 10,001 threads", "[rel
 }
 
 TEST_CASE("300 processes alive at once: 301 processes, all concurrent", "[reliability]") {
-    auto r = run({fixture("wide_tree"), "300"});
+    auto r = measure_argv({fixture("wide_tree"), "300"});
     CHECK(r.exit.code == 0);
     REQUIRE(r.processes.size() == 301);
     const pid_t root = r.processes[0].pid;
@@ -357,7 +352,7 @@ TEST_CASE("a program that renames itself is reported with the argv it was exec'd
     // name (and exits 99 if not) before it touches 10 MiB and forks a child
     // that renames itself again.
     const std::vector<std::string> argv{fixture("rename_self"), "impostor", "10"};
-    auto r = run(argv);
+    auto r = measure_argv(argv);
     CHECK(r.exit.code == 0);
     REQUIRE(r.processes.size() == 2);
     for (const Process& p : r.processes) {
@@ -377,7 +372,7 @@ TEST_CASE("clear_refs: a reset VmHWM never makes max_rss report more than the tr
     // /proc/self/clear_refs (the kernel resets VmHWM to the current RSS), then
     // touches 10 MiB. The true peak is 100 MiB; VmHWM at exit says ~10. What
     // holds whatever the sampler catches: the report is between the two.
-    auto r = run({fixture("clear_refs"), "100", "10"});
+    auto r = measure_argv({fixture("clear_refs"), "100", "10"});
     CHECK(r.exit.code == 0);
     REQUIRE(r.processes.size() == 1);
     WARN("clear_refs 100 10: tree peak " << mib(r.peak.tree_bytes) << " MiB (" << peak_method_name(r.peak.method)
@@ -395,7 +390,7 @@ TEST_CASE("clear_refs: the peak erased from VmHWM is still reported, or flagged"
     // peak the program erased. max_rss flags it when a snapshot saw more than
     // VmHWM; at the default 20 ms interval a 100 MiB peak that lasts ~20 ms
     // can fall between two snapshots, and then nothing can tell.
-    auto r = run({fixture("clear_refs"), "100", "10"});
+    auto r = measure_argv({fixture("clear_refs"), "100", "10"});
     const bool flagged = std::any_of(r.warnings.begin(), r.warnings.end(), [](const Warning& warning) {
         const std::string w = describe(warning);
         return w.find("clear_refs") != std::string::npos || w.find("VmHWM") != std::string::npos;
@@ -413,7 +408,7 @@ TEST_CASE("a child OOM-killed in a 64 MiB memory cgroup: signal 9 and a peak nea
         WARN("skipped: cannot make a memory cgroup here (" << cgroup.why() << ")");
         return;
     }
-    auto r = run({fixture("oom_child"), cgroup.procs(), "200"});
+    auto r = measure_argv({fixture("oom_child"), cgroup.procs(), "200"});
     CHECK(r.exit.code == 0);  // the parent survives and reports
     REQUIRE(r.processes.size() == 2);
     const Process& child = r.processes[1];

@@ -19,16 +19,11 @@ using namespace max_rss;
 using namespace max_rss::test;
 
 namespace {
-RunResult run(std::vector<std::string> argv) {
-    MeasureOptions options;
-    options.argv = std::move(argv);
-    return measure(options);
-}
 #define CHECK_MIB_NEAR(bytes, n) CHECK_THAT(mib(bytes), Catch::Matchers::WithinAbs((n) + 1.0, 1.5))
 }  // namespace
 
 TEST_CASE("touch 100 MiB and exit: tree peak 100 to 102.5 MiB", "[tracer]") {
-    auto r = run({fixture("touch"), "100"});
+    auto r = measure_argv({fixture("touch"), "100"});
     CHECK(r.exit.code == 0);
     REQUIRE(r.processes.size() == 1);
     CHECK(mib(r.peak.tree_bytes) >= 100.0);
@@ -44,7 +39,7 @@ TEST_CASE("touch 100 MiB and exit: tree peak 100 to 102.5 MiB", "[tracer]") {
 }
 
 TEST_CASE("a peak freed before exit is still the peak", "[tracer]") {
-    auto r = run({fixture("touch_free_touch"), "200", "10"});
+    auto r = measure_argv({fixture("touch_free_touch"), "200", "10"});
     CHECK_MIB_NEAR(r.peak.tree_bytes, 200);
     // What a reading of RSS at exit would have said:
     REQUIRE(r.processes[0].at_exit.rss_bytes);
@@ -52,24 +47,24 @@ TEST_CASE("a peak freed before exit is still the peak", "[tracer]") {
 }
 
 TEST_CASE("4 threads each touching 50 MiB and freeing it before exit: 200 MiB", "[tracer]") {
-    auto r = run({fixture("threads_touch"), "4", "50"});
+    auto r = measure_argv({fixture("threads_touch"), "4", "50"});
     REQUIRE(r.processes.size() == 1);  // threads are counted, not listed
     CHECK(r.processes[0].threads == 5);
     CHECK_MIB_NEAR(r.peak.tree_bytes, 200);
 }
 
 TEST_CASE("a child forked by a non-leader thread is its process's child", "[tracer]") {
-    check_thread_fork(run({fixture("thread_fork"), "30"}), 30);
+    check_thread_fork(measure_argv({fixture("thread_fork"), "30"}), 30);
     // Not the root: its task count and exit come from its own exit, not wait4.
-    check_thread_fork(run({"/bin/sh", "-c", fixture("thread_fork") + " 30; exit 0"}), 30);
+    check_thread_fork(measure_argv({"/bin/sh", "-c", fixture("thread_fork") + " 30; exit 0"}), 30);
     // Its leader gone first (pthread_exit): the process ends with its last thread.
-    check_thread_fork(run({"/bin/sh", "-c", fixture("thread_fork") + " 30 leader-first; exit 0"}), 30);
+    check_thread_fork(measure_argv({"/bin/sh", "-c", fixture("thread_fork") + " 30 leader-first; exit 0"}), 30);
 }
 
 TEST_CASE("the timeline has no zero points from before the program's first exec", "[tracer]") {
     // Until its exec the root is max_rss's own copy and owns nothing: a point
     // there would read as "measured, empty" (the report's null is "not measured").
-    auto r = run({"/bin/sh", "-c", fixture("touch") + " 10; true"});
+    auto r = measure_argv({"/bin/sh", "-c", fixture("touch") + " 10; true"});
     CHECK(r.exit.code == 0);
     REQUIRE_FALSE(r.timeline.points.empty());
     for (const auto& point : r.timeline.points) CHECK(point.total_bytes > 0);
@@ -77,7 +72,7 @@ TEST_CASE("the timeline has no zero points from before the program's first exec"
 }
 
 TEST_CASE("touch 200 MiB then exec a 10 MiB program: one process with two images", "[tracer]") {
-    auto r = run({fixture("touch_exec"), "200", fixture("touch"), "10"});
+    auto r = measure_argv({fixture("touch_exec"), "200", fixture("touch"), "10"});
     REQUIRE(r.processes.size() == 1);
     const auto& images = r.processes[0].images;
     REQUIRE(images.size() == 2);
@@ -92,7 +87,7 @@ TEST_CASE("touch 200 MiB then exec a 10 MiB program: one process with two images
 
 TEST_CASE("a 300 MiB parent fork+execs a tiny program: the child is tiny but its ru_maxrss is not",
           "[tracer]") {
-    auto r = run({fixture("fork_exec"), "300", fixture("exit_code"), "0"});
+    auto r = measure_argv({fixture("fork_exec"), "300", fixture("exit_code"), "0"});
     REQUIRE(r.processes.size() == 2);
     const Process& child = r.processes[1];
     CHECK(child.ppid == r.processes[0].pid);
@@ -112,7 +107,7 @@ TEST_CASE("a 300 MiB parent fork+execs a tiny program: the child is tiny but its
 TEST_CASE("vfork and posix_spawn children own no memory before exec", "[tracer]") {
     for (const char* launcher : {"vfork_exec", "posix_spawn_exec"}) {
         INFO(launcher);
-        auto r = run({fixture(launcher), "200", fixture("touch"), "10"});
+        auto r = measure_argv({fixture(launcher), "200", fixture("touch"), "10"});
         REQUIRE(r.processes.size() == 2);
         const Process& child = r.processes[1];
         REQUIRE(child.images.size() == 2);
@@ -125,7 +120,7 @@ TEST_CASE("vfork and posix_spawn children own no memory before exec", "[tracer]"
 }
 
 TEST_CASE("a forked worker that never execs is charged what it added", "[tracer]") {
-    auto r = run({fixture("fork_worker"), "100", "50"});
+    auto r = measure_argv({fixture("fork_worker"), "100", "50"});
     REQUIRE(r.processes.size() == 2);
     const Process& worker = r.processes[1];
     CHECK_MIB_NEAR(worker.peak_rss_bytes, 50);
@@ -135,7 +130,7 @@ TEST_CASE("a forked worker that never execs is charged what it added", "[tracer]
 }
 
 TEST_CASE("clone(CLONE_VM) children are counted once with the mm they share", "[tracer]") {
-    auto r = run({fixture("clone_vm"), "100"});
+    auto r = measure_argv({fixture("clone_vm"), "100"});
     REQUIRE(r.processes.size() == 2);
     REQUIRE(r.processes[1].shares_mm_with);
     CHECK(*r.processes[1].shares_mm_with == r.processes[0].pid);
@@ -147,7 +142,7 @@ TEST_CASE("clone(CLONE_VM) children are counted once with the mm they share", "[
 TEST_CASE("a CLONE_VM child holds the mm once its creator exits or execs, and is counted there", "[tracer]") {
     // 60 MiB touched by the creator, 40 more by the child after the creator
     // left: one mm of 100 MiB, which only the child holds at the end.
-    auto left = run({fixture("clone_vm_leave"), "exit", "60", "40"});
+    auto left = measure_argv({fixture("clone_vm_leave"), "exit", "60", "40"});
     CHECK(left.exit.code == 0);
     REQUIRE(left.processes.size() == 2);
     CHECK_MIB_NEAR(left.processes[0].peak_rss_bytes, 60);
@@ -157,7 +152,7 @@ TEST_CASE("a CLONE_VM child holds the mm once its creator exits or execs, and is
     CHECK(left.peak.method == PeakMethod::Exact);
 
     // The creator execs an image of 30 MiB and waits: 100 + 30 at the child's exit.
-    auto execd = run({fixture("clone_vm_leave"), "exec", "60", "40", "30"});
+    auto execd = measure_argv({fixture("clone_vm_leave"), "exec", "60", "40", "30"});
     CHECK(execd.exit.code == 0);
     REQUIRE(execd.processes.size() == 2);
     REQUIRE(execd.processes[0].images.size() == 2);
@@ -168,7 +163,7 @@ TEST_CASE("a CLONE_VM child holds the mm once its creator exits or execs, and is
 }
 
 TEST_CASE("exec from a non-leader thread keeps one process with two images", "[tracer]") {
-    auto r = run({fixture("exec_thread"), "100", fixture("touch"), "10"});
+    auto r = measure_argv({fixture("exec_thread"), "100", fixture("touch"), "10"});
     REQUIRE(r.processes.size() == 1);
     const auto& images = r.processes[0].images;
     REQUIRE(images.size() == 2);
@@ -178,7 +173,7 @@ TEST_CASE("exec from a non-leader thread keeps one process with two images", "[t
 }
 
 TEST_CASE("a program SIGKILLed after touching 100 MiB: signal 9 and the right peak", "[tracer]") {
-    auto r = run({fixture("self_kill"), "100"});
+    auto r = measure_argv({fixture("self_kill"), "100"});
     CHECK(r.exit.signal == SIGKILL);
     CHECK_FALSE(r.exit.code);
     CHECK(r.exit.shell_code() == 137);
@@ -187,7 +182,7 @@ TEST_CASE("a program SIGKILLed after touching 100 MiB: signal 9 and the right pe
 }
 
 TEST_CASE("2000 short-lived children: 2001 processes in the report", "[tracer]") {
-    auto r = run({fixture("many_children"), "2000"});
+    auto r = measure_argv({fixture("many_children"), "2000"});
     CHECK(r.exit.code == 0);
     REQUIRE(r.processes.size() == 2001);
     size_t exited_zero = 0;
@@ -200,7 +195,7 @@ TEST_CASE("2000 short-lived children: 2001 processes in the report", "[tracer]")
 }
 
 TEST_CASE("children holding memory one after another are not summed", "[tracer]") {
-    auto r = run({fixture("children_touch"), "sequential", "4", "50"});
+    auto r = measure_argv({fixture("children_touch"), "sequential", "4", "50"});
     REQUIRE(r.processes.size() == 5);
     CHECK(mib(r.peak.tree_bytes) >= 50);
     CHECK(mib(r.peak.tree_bytes) <= 54);
@@ -208,7 +203,7 @@ TEST_CASE("children holding memory one after another are not summed", "[tracer]"
 }
 
 TEST_CASE("children holding memory at the same time are summed", "[tracer]") {
-    auto r = run({fixture("children_touch"), "concurrent", "4", "50"});
+    auto r = measure_argv({fixture("children_touch"), "concurrent", "4", "50"});
     REQUIRE(r.processes.size() == 5);
     CHECK(mib(r.peak.tree_bytes) >= 200);
     CHECK(mib(r.peak.tree_bytes) <= 206);
@@ -218,7 +213,7 @@ TEST_CASE("children started by posix_spawn holding memory at once are summed", "
     // Each spawned child is a new image with its own ~1.2 MiB of libc and
     // stack; summed per image that is ~5 MiB over 200 (shared library pages
     // counted once per process).
-    auto r = run({fixture("children_touch"), "spawn", "4", "50"});
+    auto r = measure_argv({fixture("children_touch"), "spawn", "4", "50"});
     REQUIRE(r.processes.size() == 5);
     for (size_t i = 1; i < r.processes.size(); ++i) {
         REQUIRE(r.processes[i].images.size() == 2);
@@ -230,7 +225,7 @@ TEST_CASE("children started by posix_spawn holding memory at once are summed", "
 }
 
 TEST_CASE("a descendant that outlives the root is waited for and measured", "[tracer]") {
-    auto r = run({fixture("orphan"), "100", "300"});
+    auto r = measure_argv({fixture("orphan"), "100", "300"});
     REQUIRE(r.processes.size() == 3);
     const Process& grandchild = r.processes[2];
     CHECK(grandchild.orphaned);
@@ -255,7 +250,7 @@ TEST_CASE("a command that does not exist is a LaunchError with 127", "[tracer]")
 }
 
 TEST_CASE("100 MiB MAP_SHARED read by 4 children at once counts once", "[tracer][concurrent]") {
-    auto r = run({fixture("shared_map"), "100", "4"});
+    auto r = measure_argv({fixture("shared_map"), "100", "4"});
     REQUIRE(r.processes.size() == 5);
     CHECK(mib(r.peak.tree_bytes) >= 100);
     CHECK(mib(r.peak.tree_bytes) <= 110);
@@ -299,7 +294,7 @@ TEST_CASE("a shell pipeline of three python3 processes holding memory at once", 
         " -c 'import sys; sys.stdin.readline(); y = bytearray(60 << 20); print(1, flush=True); sys.stdin.read()' | " +
         py + " -c 'import sys; sys.stdin.readline(); z = bytearray(40 << 20); open(sys.argv[1], \"w\").write(\"go\"); "
              "sys.stdin.read()' " + fifo;
-    auto r = run({"/bin/sh", "-c", script});
+    auto r = measure_argv({"/bin/sh", "-c", script});
     std::remove(fifo.c_str());
     CHECK(r.exit.code == 0);
     CHECK(mib(r.peak.tree_bytes) >= 200);
@@ -313,7 +308,7 @@ TEST_CASE("node holding a 100 MiB buffer", "[tracer][runtimes]") {
         WARN("node is not installed; skipped");
         return;
     }
-    auto r = run({"/bin/sh", "-c", "node -e 'const b = Buffer.alloc(100 * 2 ** 20, 1); console.log(b[7])'"});
+    auto r = measure_argv({"/bin/sh", "-c", "node -e 'const b = Buffer.alloc(100 * 2 ** 20, 1); console.log(b[7])'"});
     CHECK(r.exit.code == 0);
     CHECK(mib(r.peak.tree_bytes) >= 100);
     CHECK(mib(r.peak.tree_bytes) <= 170);  // node's own baseline is ~40 MiB
@@ -346,7 +341,7 @@ TEST_CASE("a program that keeps VmHWM is not flagged", "[tracer][reliability]") 
 TEST_CASE("a forked worker that writes to every inherited page holds a second copy", "[tracer][concurrent]") {
     // Copy-on-write copies leave RSS unchanged (statm cannot see them); the
     // child's private pages at its exit stop (smaps_rollup) do.
-    auto r = run({fixture("cow_worker"), "100", "200"});
+    auto r = measure_argv({fixture("cow_worker"), "100", "200"});
     REQUIRE(r.processes.size() == 2);
     CHECK_MIB_NEAR(r.processes[1].peak_rss_bytes, 100);
     CHECK(mib(r.peak.tree_bytes) >= 200);
@@ -357,7 +352,7 @@ TEST_CASE("a small copy-on-write worker's copies are still counted", "[tracer]")
     // 2 MiB rewritten by the child: below the 4 MiB from which an exec'd
     // image's smaps_rollup is read, above the 1 MiB from which a fork
     // image's is. Only smaps' private pages at its exit see the copies.
-    auto r = run({fixture("cow_worker"), "2", "0"});
+    auto r = measure_argv({fixture("cow_worker"), "2", "0"});
     REQUIRE(r.processes.size() == 2);
     CHECK(mib(r.processes[1].peak_rss_bytes) >= 1.5);
     CHECK(mib(r.processes[1].peak_rss_bytes) <= 3);

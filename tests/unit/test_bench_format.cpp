@@ -5,14 +5,12 @@
 
 #include <string>
 #include <vector>
+#include "units.hpp"
 
 using namespace max_rss;
 
 namespace {
 
-constexpr uint64_t KiB = 1024;
-constexpr uint64_t MiB = 1024 * KiB;
-constexpr uint64_t GiB = 1024 * MiB;
 
 BenchResult result_of(std::string command, std::vector<uint64_t> peaks, std::optional<uint64_t> ru_maxrss = {}) {
     BenchResult result;

@@ -6,12 +6,12 @@
 #include <csignal>
 #include <string>
 #include <vector>
+#include "units.hpp"
 
 using namespace max_rss;
 
 namespace {
 
-constexpr uint64_t MiB = 1024 * 1024;
 using Words = std::vector<std::string>;
 
 // Records what ran; each measured run returns the next scripted exit.

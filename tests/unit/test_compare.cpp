@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <unistd.h>
+#include "units.hpp"
 
 using max_rss::CompareResult;
 using max_rss::Verdict;
@@ -19,7 +20,6 @@ using max_rss::ReportError;
 
 namespace {
 
-constexpr uint64_t MiB = 1024 * 1024;
 
 const char* const run_report = R"({
   "schema_version": 1,

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <string>
 #include <vector>
+#include "units.hpp"
 
 using max_rss::CompareResult;
 using max_rss::CompareSettings;
@@ -16,7 +17,6 @@ using max_rss::Verdict;
 
 namespace {
 
-constexpr uint64_t MiB = 1024 * 1024;
 
 // A bench result whose runs peaked at mib[i] MiB; its median is what a
 // report's peak_bytes.median would be.

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "units.hpp"
 
 namespace fs = std::filesystem;
 using max_rss::BenchReport;
@@ -30,7 +31,6 @@ using max_rss::test::TempDir;
 
 namespace {
 
-constexpr uint64_t MiB = 1024 * 1024;
 
 // The fixed results behind tests/data/export/expected.*: one plain command,
 // one whose command needs escaping in every format, one named with a single

@@ -9,12 +9,12 @@
 #include <regex>
 #include <string>
 #include <vector>
+#include "units.hpp"
 
 using namespace max_rss;
 
 namespace {
 
-constexpr uint64_t MiB = 1024 * 1024;
 
 std::shared_ptr<const Program> program(std::vector<std::string> argv) {
     auto p = std::make_shared<Program>();

@@ -2,13 +2,12 @@
 #include <max_rss/engine/policy.hpp>
 
 #include <catch2/catch.hpp>
+#include "units.hpp"
 
 using namespace max_rss;
 using namespace max_rss::policy;
 
 namespace {
-constexpr uint64_t KiB = 1024;
-constexpr uint64_t MiB = 1024 * KiB;
 }  // namespace
 
 TEST_CASE("policy: an exec'd image's peak is its VmHWM", "[policy]") {

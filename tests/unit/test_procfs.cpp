@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <sstream>
+#include "units.hpp"
 
 using namespace max_rss;
 
@@ -18,7 +19,6 @@ std::string load(const char* name) {
     ss << in.rdbuf();
     return ss.str();
 }
-constexpr uint64_t KiB = 1024;
 }  // namespace
 
 TEST_CASE("parse_status reads a real status file in bytes", "[procfs]") {

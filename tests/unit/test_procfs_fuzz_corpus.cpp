@@ -30,15 +30,15 @@
 #include <string>
 #include <utility>
 #include <vector>
+#include "units.hpp"
 
 using namespace max_rss;
 
 namespace {
 
-constexpr uint64_t KiB = 1024;
 constexpr uint64_t kPage = 4096;
 
-std::string load(const std::string& relative) {
+std::string load_corpus(const std::string& relative) {
     std::ifstream in(std::string(MAX_RSS_TEST_DATA_DIR) + "/proc/" + relative, std::ios::binary);
     REQUIRE(in);
     std::stringstream ss;
@@ -216,19 +216,19 @@ void check_damaged_copies(const std::string& original, const Parse& parse, bool 
 // Derived in memory from the real files
 
 TEST_CASE("parse_status on damaged copies of a real status file", "[procfs][fuzz-corpus]") {
-    const std::string original = load("status_touch50.txt");
+    const std::string original = load_corpus("status_touch50.txt");
     REQUIRE(procfs::parse_status(original).hwm_bytes == 52476 * KiB);
     check_damaged_copies(original, parse_status_fields, true, 1);
 }
 
 TEST_CASE("parse_smaps_rollup on damaged copies of a real rollup", "[procfs][fuzz-corpus]") {
-    const std::string original = load("smaps_rollup_touch50.txt");
+    const std::string original = load_corpus("smaps_rollup_touch50.txt");
     REQUIRE(procfs::parse_smaps_rollup(original)->pss_bytes == 51372 * KiB);
     check_damaged_copies(original, parse_smaps_fields, true, 1);
 }
 
 TEST_CASE("parse_statm on damaged copies of a real statm", "[procfs][fuzz-corpus]") {
-    const std::string original = load("statm_touch50.txt");
+    const std::string original = load_corpus("statm_touch50.txt");
     REQUIRE(procfs::parse_statm(original, kPage)->resident_bytes == 13119 * kPage);
     check_damaged_copies(original, parse_statm_fields, false, kPage);
 }
@@ -252,32 +252,32 @@ TEST_CASE("parse_cmdline splits any bytes back into exactly what was joined", "[
         for (char& c : text) c = rng() % 3 ? static_cast<char>(rng() % 256) : '\0';
         round_trip(text);
     }
-    for (const char* name : {"garbled/random_bytes.bin", "status_touch50.txt"}) round_trip(load(name));
+    for (const char* name : {"garbled/random_bytes.bin", "status_touch50.txt"}) round_trip(load_corpus(name));
 }
 
 // ---------------------------------------------------------------------------
 // The hand-made corpus: tests/data/proc/garbled/README.md
 
 TEST_CASE("garbled corpus: CRLF files give every true figure", "[procfs][fuzz-corpus]") {
-    const Fields status_truth = fields_of(procfs::parse_status(load("status_touch50.txt")));
-    const Fields status = fields_of(procfs::parse_status(load("garbled/status_crlf.txt")));
+    const Fields status_truth = fields_of(procfs::parse_status(load_corpus("status_touch50.txt")));
+    const Fields status = fields_of(procfs::parse_status(load_corpus("garbled/status_crlf.txt")));
     for (size_t i = 0; i < status.kb.size(); ++i) CHECK(status.kb[i].second == status_truth.kb[i].second);
     for (size_t i = 0; i < status.plain.size(); ++i) CHECK(status.plain[i].second == status_truth.plain[i].second);
 
-    const auto smaps = procfs::parse_smaps_rollup(load("garbled/smaps_rollup_crlf.txt"));
+    const auto smaps = procfs::parse_smaps_rollup(load_corpus("garbled/smaps_rollup_crlf.txt"));
     REQUIRE(smaps);
     CHECK(smaps->rss_bytes == 52476 * KiB);
     CHECK(smaps->pss_bytes == 51372 * KiB);
     CHECK(smaps->swap_pss_bytes == 0u);
 
-    const auto statm = procfs::parse_statm(load("garbled/statm_crlf.txt"), kPage);
+    const auto statm = procfs::parse_statm(load_corpus("garbled/statm_crlf.txt"), kPage);
     REQUIRE(statm);
     CHECK(statm->resident_bytes == 13119 * kPage);
     CHECK(statm->shared_bytes == 295 * kPage);
 }
 
 TEST_CASE("garbled corpus: numbers at and past the limits of their types", "[procfs][fuzz-corpus]") {
-    const auto s = procfs::parse_status(load("garbled/status_huge_numbers.txt"));
+    const auto s = procfs::parse_status(load_corpus("garbled/status_huge_numbers.txt"));
     CHECK_FALSE(s.tgid);                                     // 2^31 does not fit a pid_t
     CHECK(s.ppid == 2147483647);                             // INT_MAX does
     CHECK_FALSE(s.threads);                                  // 2^32 does not fit a uint32_t
@@ -288,13 +288,13 @@ TEST_CASE("garbled corpus: numbers at and past the limits of their types", "[pro
     CHECK_FALSE(s.rss_shmem_bytes);                          // "-0"
     CHECK_FALSE(s.swap_bytes);                               // "+5"
 
-    CHECK_FALSE(procfs::parse_statm(load("garbled/statm_huge.txt"), kPage));  // pages * 4096 overflows
-    CHECK_FALSE(procfs::parse_statm(load("garbled/statm_short.txt"), kPage));
-    CHECK_FALSE(procfs::parse_statm(load("garbled/statm_signed.txt"), kPage));
+    CHECK_FALSE(procfs::parse_statm(load_corpus("garbled/statm_huge.txt"), kPage));  // pages * 4096 overflows
+    CHECK_FALSE(procfs::parse_statm(load_corpus("garbled/statm_short.txt"), kPage));
+    CHECK_FALSE(procfs::parse_statm(load_corpus("garbled/statm_signed.txt"), kPage));
 }
 
 TEST_CASE("garbled corpus: a missing or wrong unit leaves the figure absent", "[procfs][fuzz-corpus]") {
-    const auto s = procfs::parse_status(load("garbled/status_missing_units.txt"));
+    const auto s = procfs::parse_status(load_corpus("garbled/status_missing_units.txt"));
     CHECK_FALSE(s.hwm_bytes);        // no unit
     CHECK_FALSE(s.rss_bytes);        // "KB"
     CHECK_FALSE(s.rss_anon_bytes);   // "kb"
@@ -304,7 +304,7 @@ TEST_CASE("garbled corpus: a missing or wrong unit leaves the figure absent", "[
 }
 
 TEST_CASE("garbled corpus: NUL bytes never become part of a number", "[procfs][fuzz-corpus]") {
-    const auto s = procfs::parse_status(load("garbled/status_nuls.txt"));
+    const auto s = procfs::parse_status(load_corpus("garbled/status_nuls.txt"));
     CHECK_FALSE(s.tgid);                      // "18\0" "26"
     CHECK_FALSE(s.hwm_bytes);                 // "52476 kB\0"
     CHECK_FALSE(s.rss_bytes);                 // "Vm\0RSS" is not a key
@@ -312,24 +312,24 @@ TEST_CASE("garbled corpus: NUL bytes never become part of a number", "[procfs][f
     CHECK_FALSE(s.rss_file_bytes);            // "k\0B"
     CHECK(s.threads == 1u);
 
-    const auto r = procfs::parse_smaps_rollup(load("garbled/smaps_rollup_nuls.txt"));
+    const auto r = procfs::parse_smaps_rollup(load_corpus("garbled/smaps_rollup_nuls.txt"));
     REQUIRE(r);
     CHECK_FALSE(r->pss_bytes);
     CHECK_FALSE(r->anonymous_bytes);
     CHECK(r->rss_bytes == 52476 * KiB);
     CHECK(r->private_dirty_bytes == 51296 * KiB);
 
-    CHECK_FALSE(procfs::parse_statm(load("garbled/statm_nuls.txt"), kPage));
+    CHECK_FALSE(procfs::parse_statm(load_corpus("garbled/statm_nuls.txt"), kPage));
 }
 
 TEST_CASE("garbled corpus: a CR inside a value is garbage, not padding", "[procfs][fuzz-corpus]") {
     // A CR ends a line in CRLF text; before the unit it can only be damage
     // ("5247\r kB" is a cut "52476 kB"), so the figure must be absent.
-    const auto s = procfs::parse_status(load("garbled/status_cr_inside.txt"));
+    const auto s = procfs::parse_status(load_corpus("garbled/status_cr_inside.txt"));
     CHECK_FALSE(s.hwm_bytes);               // "5247\r kB"
     CHECK(s.rss_bytes == 52476 * KiB);      // "52476 kB\r": a CRLF line end
     CHECK_FALSE(s.rss_anon_bytes);          // "51\r296 kB"
-    const auto r = procfs::parse_smaps_rollup(load("garbled/smaps_rollup_cr_inside.txt"));
+    const auto r = procfs::parse_smaps_rollup(load_corpus("garbled/smaps_rollup_cr_inside.txt"));
     REQUIRE(r);
     CHECK_FALSE(r->pss_bytes);              // "5137\r kB"
     CHECK(r->rss_bytes == 52476 * KiB);
@@ -338,7 +338,7 @@ TEST_CASE("garbled corpus: a CR inside a value is garbage, not padding", "[procf
 TEST_CASE("garbled corpus: a negative id is garbage", "[procfs][fuzz-corpus]") {
     // Found by tests/fuzz/fuzz_procfs: the kernel never prints a sign, and no
     // task has a negative id or thread count.
-    const auto s = procfs::parse_status(load("garbled/status_negative_ids.txt"));
+    const auto s = procfs::parse_status(load_corpus("garbled/status_negative_ids.txt"));
     CHECK_FALSE(s.tgid);     // "-1826"
     CHECK_FALSE(s.ppid);     // "-147483647"
     CHECK_FALSE(s.threads);  // "-1"
@@ -346,15 +346,15 @@ TEST_CASE("garbled corpus: a negative id is garbage", "[procfs][fuzz-corpus]") {
 }
 
 TEST_CASE("garbled corpus: no rollup header, no colon, no structure", "[procfs][fuzz-corpus]") {
-    CHECK_FALSE(procfs::parse_smaps_rollup(load("garbled/smaps_rollup_no_header.txt")));
-    CHECK_FALSE(procfs::parse_smaps_rollup(load("garbled/smaps_rollup_header_only.txt")));
+    CHECK_FALSE(procfs::parse_smaps_rollup(load_corpus("garbled/smaps_rollup_no_header.txt")));
+    CHECK_FALSE(procfs::parse_smaps_rollup(load_corpus("garbled/smaps_rollup_header_only.txt")));
 
-    const auto s = procfs::parse_status(load("garbled/status_no_colons.txt"));
+    const auto s = procfs::parse_status(load_corpus("garbled/status_no_colons.txt"));
     CHECK_FALSE(s.hwm_bytes);
     CHECK(s.rss_bytes == 12 * KiB);
 
     // Random bytes: nothing in them is a field; all that matters is no crash.
-    const std::string junk = load("garbled/random_bytes.bin");
+    const std::string junk = load_corpus("garbled/random_bytes.bin");
     const Fields status = fields_of(procfs::parse_status(junk));
     for (const auto& f : status.kb) CHECK_FALSE(f.second);
     CHECK_FALSE(procfs::parse_smaps_rollup(junk));
@@ -364,7 +364,7 @@ TEST_CASE("garbled corpus: no rollup header, no colon, no structure", "[procfs][
 
 TEST_CASE("garbled corpus: cmdline blobs split exactly", "[procfs][fuzz-corpus]") {
     using V = std::vector<std::string>;
-    CHECK(procfs::parse_cmdline(load("garbled/cmdline_empty_args.bin")) == V{"prog", "", "a", ""});
-    CHECK(procfs::parse_cmdline(load("garbled/cmdline_no_final_nul.bin")) == V{"prog", "arg"});
-    CHECK(procfs::parse_cmdline(load("garbled/cmdline_only_nuls.bin")) == V{"", "", ""});
+    CHECK(procfs::parse_cmdline(load_corpus("garbled/cmdline_empty_args.bin")) == V{"prog", "", "a", ""});
+    CHECK(procfs::parse_cmdline(load_corpus("garbled/cmdline_no_final_nul.bin")) == V{"prog", "arg"});
+    CHECK(procfs::parse_cmdline(load_corpus("garbled/cmdline_only_nuls.bin")) == V{"", "", ""});
 }

@@ -20,7 +20,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string fffd = "\xEF\xBF\xBD";
+const std::string replacement_char = "\xEF\xBF\xBD";
 const std::string bad_arg = "caf\xE9";               // Latin-1 "café"
 const std::string bad_exe = "/opt/\xFF\xFEtool";
 
@@ -68,15 +68,15 @@ TEST_CASE("run report: argv and exe that are not UTF-8 are valid JSON, exact in 
     const std::string text = report_text(run_with_bad_bytes());
     REQUIRE(is_valid_utf8(text));
     const json r = json::parse(text);
-    CHECK(r["command"] == json::array({"tool", "caf" + fffd}));
+    CHECK(r["command"] == json::array({"tool", "caf" + replacement_char}));
     REQUIRE(r.contains("command_base64"));
     CHECK(r["command_base64"] == json::array({base64_encode("tool"), base64_encode(bad_arg)}));
     const json& image = r["processes"][0]["images"][0];
-    CHECK(image["argv"][1] == "caf" + fffd);
+    CHECK(image["argv"][1] == "caf" + replacement_char);
     CHECK(base64_decode(image["argv_base64"][1].get<std::string>()) == bad_arg);
-    CHECK(image["exe"] == "/opt/" + fffd + fffd + "tool");
+    CHECK(image["exe"] == "/opt/" + replacement_char + replacement_char + "tool");
     CHECK(base64_decode(image["exe_base64"].get<std::string>()) == bad_exe);
-    CHECK(r["warnings"][0] == "--cgroup: cannot create caf" + fffd + "; no cgroup peak");
+    CHECK(r["warnings"][0] == "--cgroup: cannot create caf" + replacement_char + "; no cgroup peak");
 }
 
 TEST_CASE("run report: valid UTF-8 gets no *_base64 sibling", "[report][utf8]") {
@@ -98,14 +98,14 @@ TEST_CASE("bench exports: a command and a name that are not UTF-8", "[export][ut
     const std::string exported = export_json(report);
     REQUIRE(is_valid_utf8(exported));
     const json j = json::parse(exported);
-    CHECK(j["results"][0]["command"] == "./tool caf" + fffd);
+    CHECK(j["results"][0]["command"] == "./tool caf" + replacement_char);
     CHECK(base64_decode(j["results"][0]["command_base64"].get<std::string>()) == results[0].command);
-    CHECK(j["results"][0]["name"] == "n" + fffd);
+    CHECK(j["results"][0]["name"] == "n" + replacement_char);
     CHECK(base64_decode(j["results"][0]["name_base64"].get<std::string>()) == results[0].name);
     // Markdown is for reading: valid, with U+FFFD.
     const std::string markdown = export_markdown(report);
     CHECK(is_valid_utf8(markdown));
-    CHECK(markdown.find("`n" + fffd + "`") != std::string::npos);
+    CHECK(markdown.find("`n" + replacement_char + "`") != std::string::npos);
     // CSV is bytes: the command exactly as given.
     CHECK(export_csv(report).find("\n./tool " + bad_arg + ",n\xFF,") != std::string::npos);
 }
@@ -113,7 +113,7 @@ TEST_CASE("bench exports: a command and a name that are not UTF-8", "[export][ut
 TEST_CASE("plot: a command that is not UTF-8 still makes a valid UTF-8 page", "[plot][utf8]") {
     const std::string html = render_plot_html(run_with_bad_bytes());
     CHECK(is_valid_utf8(html));
-    CHECK(html.find("caf" + fffd) != std::string::npos);
+    CHECK(html.find("caf" + replacement_char) != std::string::npos);
 }
 
 TEST_CASE("compare reads the exact bytes back, so a run report pairs with a bench export", "[compare][utf8]") {

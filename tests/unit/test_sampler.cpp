@@ -3,12 +3,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include "units.hpp"
 
 using namespace max_rss;
 
 namespace {
-constexpr uint64_t MiB = 1 << 20;
-SampledProcess proc(uint32_t index, ImageOrigin origin, StatmSample inherited = {}, uint32_t family = 0) {
+SampledProcess sampled(uint32_t index, ImageOrigin origin, StatmSample inherited = {}, uint32_t family = 0) {
     return SampledProcess{index, origin, inherited, family};
 }
 StatmSample statm(uint64_t resident_mib, uint64_t shared_mib) { return {resident_mib * MiB, shared_mib * MiB}; }
@@ -28,25 +28,25 @@ TEST_CASE("a process alone owns its anonymous pages: resident - shared", "[sampl
     CHECK(anon_bytes(statm(120, 20)) == 100 * MiB);
     CHECK(anon_bytes(statm(1, 5)) == 0);  // garbage-in stays sane
     // Whatever its origin: a forked child whose relatives are gone owns what it inherited.
-    auto t = sum_alone({{proc(0, ImageOrigin::Fork, statm(100, 1)), statm(150, 1)}});
+    auto t = sum_alone({{sampled(0, ImageOrigin::Fork, statm(100, 1)), statm(150, 1)}});
     CHECK(t.total_bytes == 150 * MiB);
     CHECK(t.exact());
     // vfork / CLONE_VM: the mm is someone else's.
-    CHECK(sum_alone({{proc(2, ImageOrigin::SharedMm), statm(300, 2)}}).total_bytes == 0);
+    CHECK(sum_alone({{sampled(2, ImageOrigin::SharedMm), statm(300, 2)}}).total_bytes == 0);
 }
 
 TEST_CASE("a forked process whose sharers are unknown counts by bounds", "[sampler]") {
     // Inherited 100 MiB (perhaps still another process's), grew 20 of its own.
-    SampledProcess orphan = proc(3, ImageOrigin::Fork, statm(101, 1));
+    SampledProcess orphan = sampled(3, ImageOrigin::Fork, statm(101, 1));
     orphan.sharers_unknown = true;
-    const SnapshotTotal t = sum_alone({{proc(0, ImageOrigin::Exec), statm(101, 1)}, {orphan, statm(121, 1)}});
+    const SnapshotTotal t = sum_alone({{sampled(0, ImageOrigin::Exec), statm(101, 1)}, {orphan, statm(121, 1)}});
     // The root's 100 and the orphan's growth (surely distinct), 1 of libraries.
     CHECK(t.total_bytes == 121 * MiB);
     CHECK(t.upper_bytes == 221 * MiB);  // all of both
     CHECK_FALSE(t.exact());
     // In a family, Pss_Anon does not make it exact: pages may be mapped outside it.
     FamilyTally family;
-    SampledProcess child = proc(4, ImageOrigin::Fork, statm(121, 1), 3);
+    SampledProcess child = sampled(4, ImageOrigin::Fork, statm(121, 1), 3);
     orphan.family = 3;
     family.add(orphan, statm(121, 1));
     family.add(child, statm(121, 1));
@@ -60,16 +60,16 @@ TEST_CASE("a forked process whose sharers are unknown counts by bounds", "[sampl
 TEST_CASE("a snapshot counts shared pages once", "[sampler]") {
     // A parent with 100 MiB MAP_SHARED and 4 exec'd children that map it all:
     // each has 102 MiB resident of which 101 is shmem and libraries.
-    std::vector<std::pair<SampledProcess, StatmSample>> samples{{proc(0, ImageOrigin::Exec), statm(102, 101)}};
-    for (uint32_t i = 1; i <= 4; ++i) samples.push_back({proc(i, ImageOrigin::Exec), statm(102, 101)});
+    std::vector<std::pair<SampledProcess, StatmSample>> samples{{sampled(0, ImageOrigin::Exec), statm(102, 101)}};
+    for (uint32_t i = 1; i <= 4; ++i) samples.push_back({sampled(i, ImageOrigin::Exec), statm(102, 101)});
     auto t = sum_alone(samples);
     CHECK(t.total_bytes == 101 * MiB + 5 * MiB);  // each one's 1 MiB anon + the shared set once
     CHECK(t.exact());
 }
 
 TEST_CASE("a fork family's bounds from statm bracket its distinct pages", "[sampler]") {
-    const auto head = proc(0, ImageOrigin::Exec);
-    const auto child = proc(1, ImageOrigin::Fork, statm(101, 1));  // inherited 100 MiB anon
+    const auto head = sampled(0, ImageOrigin::Exec);
+    const auto child = sampled(1, ImageOrigin::Fork, statm(101, 1));  // inherited 100 MiB anon
     SECTION("the child wrote every inherited page: 200 MiB distinct, statm cannot tell") {
         const std::vector<FamilyMember> m{member(head, statm(101, 1)), member(child, statm(101, 1))};
         const ByteBounds b = family_bounds(m);
@@ -90,9 +90,9 @@ TEST_CASE("a fork family's bounds from statm bracket its distinct pages", "[samp
 
 TEST_CASE("a fork family resolved by Pss_Anon is exact", "[sampler]") {
     SnapshotSum sum;
-    sum.add_alone(proc(9, ImageOrigin::Exec), statm(12, 2));  // 10 MiB alone, 2 MiB of libraries
-    const std::vector<FamilyMember> m{member(proc(0, ImageOrigin::Exec), statm(101, 1), 100),
-                                      member(proc(1, ImageOrigin::Fork, statm(101, 1)), statm(101, 1), 100)};
+    sum.add_alone(sampled(9, ImageOrigin::Exec), statm(12, 2));  // 10 MiB alone, 2 MiB of libraries
+    const std::vector<FamilyMember> m{member(sampled(0, ImageOrigin::Exec), statm(101, 1), 100),
+                                      member(sampled(1, ImageOrigin::Fork, statm(101, 1)), statm(101, 1), 100)};
     CHECK(sum.upper_with(family_bounds(m).upper_bytes) == 10 * MiB + 200 * MiB + 2 * MiB);
     sum.add_family(m);
     auto t = std::move(sum).finish();
@@ -106,8 +106,8 @@ TEST_CASE("a fork family resolved by Pss_Anon is exact", "[sampler]") {
 TEST_CASE("a fork family left unresolved gives bounds, not a figure", "[sampler]") {
     SnapshotSum sum;
     // One member's Pss_Anon could not be read (it exited meanwhile): bounds.
-    const std::vector<FamilyMember> m{member(proc(0, ImageOrigin::Exec), statm(101, 1), 100),
-                                      member(proc(1, ImageOrigin::Fork, statm(101, 1)), statm(101, 1))};
+    const std::vector<FamilyMember> m{member(sampled(0, ImageOrigin::Exec), statm(101, 1), 100),
+                                      member(sampled(1, ImageOrigin::Fork, statm(101, 1)), statm(101, 1))};
     sum.add_family(m);
     auto t = std::move(sum).finish();
     CHECK_FALSE(t.exact());
@@ -117,7 +117,7 @@ TEST_CASE("a fork family left unresolved gives bounds, not a figure", "[sampler]
 
 TEST_CASE("a snapshot sums private memory and keeps the largest contributors", "[sampler]") {
     std::vector<std::pair<SampledProcess, StatmSample>> samples;
-    for (uint32_t i = 0; i < 12; ++i) samples.push_back({proc(i, ImageOrigin::Exec), statm(10 + i, 2)});
+    for (uint32_t i = 0; i < 12; ++i) samples.push_back({sampled(i, ImageOrigin::Exec), statm(10 + i, 2)});
     auto t = sum_alone(samples, 3);
     uint64_t expected = 2 * MiB;
     for (uint32_t i = 0; i < 12; ++i) expected += (8 + i) * MiB;
@@ -133,7 +133,7 @@ TEST_CASE("a snapshot's top contributors do not depend on the order processes co
     // process): check it against the order-free answer for several orders.
     std::vector<std::pair<SampledProcess, StatmSample>> samples;
     for (uint32_t i = 0; i < 50; ++i)
-        samples.push_back({proc(i, ImageOrigin::Exec), statm(3 + (i * 37) % 50, 2)});  // private 1..50 MiB, distinct
+        samples.push_back({sampled(i, ImageOrigin::Exec), statm(3 + (i * 37) % 50, 2)});  // private 1..50 MiB, distinct
     for (int order = 0; order < 3; ++order) {
         if (order == 1) std::reverse(samples.begin(), samples.end());
         if (order == 2) std::rotate(samples.begin(), samples.begin() + 17, samples.end());

@@ -4,15 +4,13 @@
 
 #include <cstdint>
 #include <optional>
+#include "units.hpp"
 
 using max_rss::format_bytes;
 using max_rss::parse_percent;
 using max_rss::parse_size;
 
 namespace {
-constexpr uint64_t KiB = 1024;
-constexpr uint64_t MiB = 1024 * KiB;
-constexpr uint64_t GiB = 1024 * MiB;
 constexpr uint64_t TiB = 1024 * GiB;
 }  // namespace
 

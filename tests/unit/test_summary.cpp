@@ -8,15 +8,14 @@
 #include <memory>
 #include <string>
 #include <vector>
+#include "units.hpp"
 
 using namespace max_rss;
 
 namespace {
 
-constexpr uint64_t KiB = 1024;
-constexpr uint64_t MiB = 1024 * KiB;
 
-Process process(pid_t pid, pid_t ppid, std::vector<std::string> argv, uint64_t peak) {
+Process summary_process(pid_t pid, pid_t ppid, std::vector<std::string> argv, uint64_t peak) {
     auto program = std::make_shared<Program>();
     program->argv = std::move(argv);
     Process p;
@@ -39,11 +38,11 @@ RunResult make_run() {
     r.exit.code = 0;
     r.wall_seconds = 1.5;
     r.ru_maxrss_bytes = 29 * MiB;  // wait4 of make: its largest waited-for descendant
-    r.processes.push_back(process(100, 0, {"make", "-j2"}, 2 * MiB));
-    r.processes.push_back(process(101, 100, {"cc1", "-quiet", "alpha.c", "-o", "/tmp/a.s"}, 29 * MiB));
-    r.processes.push_back(process(102, 100, {"cc1", "-quiet", "beta.c", "-o", "/tmp/b.s"}, 28 * MiB));
-    r.processes.push_back(process(103, 100, {"as", "-o", "alpha.o"}, 4 * MiB));
-    r.processes.push_back(process(104, 100, {"sh"}, 1 * MiB));
+    r.processes.push_back(summary_process(100, 0, {"make", "-j2"}, 2 * MiB));
+    r.processes.push_back(summary_process(101, 100, {"cc1", "-quiet", "alpha.c", "-o", "/tmp/a.s"}, 29 * MiB));
+    r.processes.push_back(summary_process(102, 100, {"cc1", "-quiet", "beta.c", "-o", "/tmp/b.s"}, 28 * MiB));
+    r.processes.push_back(summary_process(103, 100, {"as", "-o", "alpha.o"}, 4 * MiB));
+    r.processes.push_back(summary_process(104, 100, {"sh"}, 1 * MiB));
     r.peak.tree_bytes = 40 * MiB;
     r.peak.largest_pid = 101;
     r.peak.largest_process_bytes = 29 * MiB;

@@ -3,11 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include <random>
+#include "units.hpp"
 
 using namespace max_rss;
 
 namespace {
-constexpr uint64_t MiB = 1 << 20;
 Process proc(pid_t pid, std::vector<std::tuple<uint64_t, int64_t, int64_t>> images) {
     Process p;
     p.pid = pid;

@@ -9,19 +9,19 @@ using namespace max_rss;
 
 namespace {
 // Raw statuses as the kernel builds them (see wait(2) and ptrace(2)).
-int exited(int code) { return (code & 0xff) << 8; }
+int exited_wait_status(int code) { return (code & 0xff) << 8; }
 int killed(int sig, bool core = false) { return sig | (core ? 0x80 : 0); }
 int stopped(int sig, int event = 0) { return ((sig | (event << 8)) << 8) | 0x7f; }
 }  // namespace
 
 TEST_CASE("wait statuses are classified", "[wait_status]") {
-    CHECK(WaitStatus(exited(0)).kind() == StopKind::Exited);
-    CHECK(WaitStatus(exited(42)).code() == 42);
+    CHECK(WaitStatus(exited_wait_status(0)).kind() == StopKind::Exited);
+    CHECK(WaitStatus(exited_wait_status(42)).code() == 42);
     CHECK(WaitStatus(killed(SIGKILL)).kind() == StopKind::Killed);
     CHECK(WaitStatus(killed(SIGKILL)).signal() == SIGKILL);
     CHECK(WaitStatus(killed(SIGSEGV, true)).core_dumped());
     CHECK_FALSE(WaitStatus(killed(SIGTERM)).core_dumped());
-    CHECK(WaitStatus(exited(1)).is_terminal());
+    CHECK(WaitStatus(exited_wait_status(1)).is_terminal());
     CHECK_FALSE(WaitStatus(stopped(SIGUSR1)).is_terminal());
 
     CHECK(WaitStatus(stopped(SIGUSR1)).kind() == StopKind::SignalDelivery);
@@ -49,7 +49,7 @@ TEST_CASE("wait statuses are classified", "[wait_status]") {
 }
 
 TEST_CASE("wait statuses describe themselves for logs", "[wait_status]") {
-    CHECK(WaitStatus(exited(3)).describe() == "exited 3");
+    CHECK(WaitStatus(exited_wait_status(3)).describe() == "exited 3");
     CHECK(WaitStatus(killed(SIGKILL)).describe() == "killed by SIGKILL");
     CHECK(WaitStatus(stopped(SIGTSTP, PTRACE_EVENT_STOP)).describe() == "group-stop SIGTSTP");
     CHECK(WaitStatus(stopped(SIGTRAP, PTRACE_EVENT_EXIT)).describe() == "exit");
