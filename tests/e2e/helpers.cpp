@@ -2,6 +2,7 @@
 
 #include <max_rss/engine/measure.hpp>
 #include <max_rss/procfs/procfs.hpp>
+#include <max_rss/report/compare.hpp>
 #include <max_rss/util/text.hpp>
 
 #include <catch2/catch.hpp>
@@ -319,6 +320,34 @@ std::string touch_command(int mib) {
 bool file_exists(const std::string& path) {
     struct stat st {};
     return ::stat(path.c_str(), &st) == 0;
+}
+
+std::shared_ptr<const Program> program(std::vector<std::string> argv) {
+    auto p = std::make_shared<Program>();
+    p->argv = std::move(argv);
+    return p;
+}
+
+ExitStatus exited(int code) {
+    ExitStatus status;
+    status.code = code;
+    return status;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+std::string report_error_of(std::string_view text) {
+    try {
+        parse_report(text, "BASE.json");
+    } catch (const ReportError& error) {
+        return error.what();
+    }
+    return "(no error)";
 }
 
 }  // namespace max_rss::test

@@ -4,6 +4,8 @@
 #include <max_rss/model.hpp>
 
 #include <functional>
+#include <memory>
+#include <string_view>
 #include <string>
 #include <vector>
 #include "units.hpp"
@@ -120,6 +122,19 @@ std::string touch_command(int mib);
 
 // Whether path exists (stat succeeds).
 bool file_exists(const std::string& path);
+
+// A program (an image's argv) for building model structs by hand.
+std::shared_ptr<const Program> program(std::vector<std::string> argv);
+
+// An exit status: exited with code.
+ExitStatus exited(int code);
+
+// The lines of text, without their newlines.
+std::vector<std::string> lines_of(const std::string& text);
+
+// What parse_report says of text as a baseline file BASE.json ("(no error)" if
+// it is read).
+std::string report_error_of(std::string_view text);
 
 // The process of result whose last image's argv[0] ends with name.
 const Process* find_process(const RunResult& result, const std::string& name);

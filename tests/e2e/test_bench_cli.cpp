@@ -26,13 +26,6 @@ std::string fixture_command(const std::string& name, std::vector<std::string> ar
 }
 
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    return lines;
-}
-
 size_t count_lines(const std::string& text) { return lines_of(text).size(); }
 
 #define CHECK_MEDIAN_MIB(result, n)                                              \

@@ -35,17 +35,10 @@ using nlohmann::json;
 
 namespace {
 
-std::vector<std::string> output_lines(const std::string& text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    return lines;
-}
-
 // The lines of text that start with prefix.
 std::vector<std::string> lines_starting(const std::string& text, const std::string& prefix) {
     std::vector<std::string> found;
-    for (const std::string& line : output_lines(text))
+    for (const std::string& line : lines_of(text))
         if (line.rfind(prefix, 0) == 0) found.push_back(line);
     return found;
 }
@@ -169,7 +162,7 @@ TEST_CASE("outputs: a full device fails with ENOSPC in one line; the other outpu
         CHECK(out.exit_code == 4);
         CHECK(out.err == "max_rss: bench: --export-json: cannot write export file '" + (dir / "full") +
                              "': No space left on device\n");
-        CHECK(output_lines(read_text_file(dir / "out.csv")).size() == 3);  // header + 2 commands
+        CHECK(lines_of(read_text_file(dir / "out.csv")).size() == 3);  // header + 2 commands
         CHECK(file_type(dir / "full") == S_IFCHR);
     }
 }
@@ -298,7 +291,7 @@ TEST_CASE("outputs: bench goes on when an export cannot be written, and says so 
     CHECK(out.exit_code == 4);
     CHECK(out.err == "max_rss: bench: --export-json: cannot write export file '" + json_path +
                          "': No such file or directory\n");
-    CHECK(output_lines(read_text_file(dir / "b.csv")).size() == 3);  // both commands ran
+    CHECK(lines_of(read_text_file(dir / "b.csv")).size() == 3);  // both commands ran
 }
 
 TEST_CASE("outputs: no temporary file is visible while the program runs", "[outputs]") {
@@ -393,7 +386,7 @@ TEST_CASE("outputs: bench's degraded runs reach its summary and every export", "
     REQUIRE(result["warnings"].is_array());
     REQUIRE_FALSE(result["warnings"].empty());
     CHECK(contains(result["warnings"][0].get<std::string>(), "PTRACE_SEIZE"));
-    const auto csv = output_lines(read_text_file(dir / "b.csv"));
+    const auto csv = lines_of(read_text_file(dir / "b.csv"));
     REQUIRE(csv.size() >= 2);
     CHECK(contains(csv[0], ",degraded_runs,"));
     CHECK(csv[0].ends_with(",backend,warnings"));
@@ -485,7 +478,7 @@ TEST_CASE("outputs: a closed pipe on stdout is an output failure, not a death", 
 TEST_CASE("outputs: the program inherits SIGPIPE's disposition as max_rss got it", "[outputs]") {
     // SigIgn of grep itself, as a hexadecimal mask: bit 12 is SIGPIPE (13).
     const auto sigpipe_ignored = [](const std::string& status) {
-        for (const std::string& line : output_lines(status)) {
+        for (const std::string& line : lines_of(status)) {
             if (line.rfind("SigIgn:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) >> 12 & 1) == 1;
         }
         FAIL("no SigIgn line in: " << status);

@@ -7,8 +7,11 @@
 #include <string>
 #include <vector>
 #include "units.hpp"
+#include "../e2e/helpers.hpp"
 
 using namespace max_rss;
+
+using max_rss::test::exited;
 
 namespace {
 
@@ -54,12 +57,6 @@ BenchCommand command(std::string text, std::string prepare = {}) {
         c.prepare_argv = {"/bin/sh", "-c", prepare};
     }
     return c;
-}
-
-ExitStatus exited(int code) {
-    ExitStatus status;
-    status.code = code;
-    return status;
 }
 
 ExitStatus killed(int sig) {

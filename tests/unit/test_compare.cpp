@@ -12,11 +12,14 @@
 
 #include <unistd.h>
 #include "units.hpp"
+#include "../e2e/helpers.hpp"
 
 using max_rss::CompareResult;
 using max_rss::Verdict;
 using max_rss::MeasuredPeak;
 using max_rss::ReportError;
+
+using max_rss::test::report_error_of;
 
 namespace {
 
@@ -39,14 +42,6 @@ const char* const bench_report = R"({
   ]
 })";
 
-std::string error_of(std::string_view text) {
-    try {
-        max_rss::parse_report(text, "BASE.json");
-    } catch (const ReportError& error) {
-        return error.what();
-    }
-    return "(no error)";
-}
 
 MeasuredPeak peak(std::string command, uint64_t bytes, std::string name = {}) {
     return MeasuredPeak{std::move(command), std::move(name), bytes};
@@ -93,60 +88,60 @@ TEST_CASE("parse_report: a bench report is one command per result", "[compare]")
 }
 
 TEST_CASE("parse_report: error messages", "[compare]") {
-    CHECK(error_of("[1, 2]") == "BASE.json: not a max_rss report (not a JSON object)");
-    CHECK(error_of("{}") == "BASE.json: not a max_rss report (no \"kind\")");
-    CHECK(error_of(R"({"kind": 3})") == "BASE.json: not a max_rss report (\"kind\" is not a string)");
-    CHECK(error_of(R"({"kind": "foo"})") == "BASE.json: unknown report kind \"foo\" (expected \"run\" or \"bench\")");
+    CHECK(report_error_of("[1, 2]") == "BASE.json: not a max_rss report (not a JSON object)");
+    CHECK(report_error_of("{}") == "BASE.json: not a max_rss report (no \"kind\")");
+    CHECK(report_error_of(R"({"kind": 3})") == "BASE.json: not a max_rss report (\"kind\" is not a string)");
+    CHECK(report_error_of(R"({"kind": "foo"})") == "BASE.json: unknown report kind \"foo\" (expected \"run\" or \"bench\")");
 
-    CHECK(error_of(R"({"schema_version": 1, "kind": "run", "peak": {"tree_bytes": 1}})") ==
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "run", "peak": {"tree_bytes": 1}})") ==
           "BASE.json: run report has no \"command\" array of strings");
-    CHECK(error_of(R"({"schema_version": 1, "kind": "run", "command": "ls", "peak": {"tree_bytes": 1}})") ==
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "run", "command": "ls", "peak": {"tree_bytes": 1}})") ==
           "BASE.json: run report has no \"command\" array of strings");
-    CHECK(error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls", 1], "peak": {"tree_bytes": 1}})") ==
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls", 1], "peak": {"tree_bytes": 1}})") ==
           "BASE.json: run report has no \"command\" array of strings");
-    CHECK(error_of(R"({"schema_version": 1, "kind": "run", "command": [], "peak": {"tree_bytes": 1}})") ==
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "run", "command": [], "peak": {"tree_bytes": 1}})") ==
           "BASE.json: run report has no \"command\" array of strings");
-    CHECK(error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"]})") ==
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"]})") ==
           "BASE.json: run report has no \"peak.tree_bytes\" byte count");
-    CHECK(error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"], "peak": {"tree_bytes": -1}})") ==
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"], "peak": {"tree_bytes": -1}})") ==
           "BASE.json: run report has no \"peak.tree_bytes\" byte count");
-    CHECK(error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"], "peak": {"tree_bytes": "1"}})") ==
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"], "peak": {"tree_bytes": "1"}})") ==
           "BASE.json: run report has no \"peak.tree_bytes\" byte count");
-    CHECK(error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"], "peak": 5})") ==
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"], "peak": 5})") ==
           "BASE.json: run report has no \"peak.tree_bytes\" byte count");
 
-    CHECK(error_of(R"({"kind": "bench", "schema_version": 3, "results": []})") ==
+    CHECK(report_error_of(R"({"kind": "bench", "schema_version": 3, "results": []})") ==
           "BASE.json: bench report schema_version 3 is newer than this max_rss supports (1 to 2)");
-    CHECK(error_of(R"({"kind": "bench", "schema_version": 2, "results": [{"command": "a", "peak_bytes": {"median": 1},
+    CHECK(report_error_of(R"({"kind": "bench", "schema_version": 2, "results": [{"command": "a", "peak_bytes": {"median": 1},
                                                                            "memory_usage_byte": [1, "x"]}]})") ==
           "BASE.json: results[0] has a \"memory_usage_byte\" entry that is not a byte count");
-    CHECK(error_of(R"({"kind": "run", "schema_version": 2, "command": ["ls"], "peak": {"tree_bytes": 1}})") ==
+    CHECK(report_error_of(R"({"kind": "run", "schema_version": 2, "command": ["ls"], "peak": {"tree_bytes": 1}})") ==
           "BASE.json: run report schema_version 2 is newer than this max_rss supports (1)");
-    CHECK(error_of(R"({"kind": "run", "command": ["ls"], "peak": {"tree_bytes": 1}})") ==
+    CHECK(report_error_of(R"({"kind": "run", "command": ["ls"], "peak": {"tree_bytes": 1}})") ==
           "BASE.json: not a max_rss report (no \"schema_version\")");
-    CHECK(error_of(R"({"kind": "run", "schema_version": "1", "command": ["ls"], "peak": {"tree_bytes": 1}})") ==
+    CHECK(report_error_of(R"({"kind": "run", "schema_version": "1", "command": ["ls"], "peak": {"tree_bytes": 1}})") ==
           "BASE.json: run report has an unknown schema_version \"1\" (this max_rss reads 1)");
-    CHECK(error_of(R"({"kind": "bench", "schema_version": 0, "results": []})") ==
+    CHECK(report_error_of(R"({"kind": "bench", "schema_version": 0, "results": []})") ==
           "BASE.json: bench report has an unknown schema_version 0 (this max_rss reads 1 to 2)");
-    CHECK(error_of(R"({"schema_version": 1, "kind": "bench"})") == "BASE.json: bench report has no \"results\" array");
-    CHECK(error_of(R"({"schema_version": 1, "kind": "bench", "results": {}})") == "BASE.json: bench report has no \"results\" array");
-    CHECK(error_of(R"({"schema_version": 1, "kind": "bench", "results": [{"command": "a", "peak_bytes": {"median": 1}}, {}]})") ==
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "bench"})") == "BASE.json: bench report has no \"results\" array");
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "bench", "results": {}})") == "BASE.json: bench report has no \"results\" array");
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "bench", "results": [{"command": "a", "peak_bytes": {"median": 1}}, {}]})") ==
           "BASE.json: results[1] has no \"command\" string");
-    CHECK(error_of(R"({"schema_version": 1, "kind": "bench", "results": [{"command": "a", "name": 1, "peak_bytes": {"median": 1}}]})") ==
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "bench", "results": [{"command": "a", "name": 1, "peak_bytes": {"median": 1}}]})") ==
           "BASE.json: results[0] has a \"name\" that is not a string");
-    CHECK(error_of(R"({"schema_version": 1, "kind": "bench", "results": [{"command": "a", "peak_bytes": {"mean": 1}}]})") ==
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "bench", "results": [{"command": "a", "peak_bytes": {"mean": 1}}]})") ==
           "BASE.json: results[0] has no \"peak_bytes.median\" byte count");
-    CHECK(error_of(R"({"schema_version": 1, "kind": "bench", "results": [{"command": "a", "peak_bytes": {"median": -3.5}}]})") ==
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "bench", "results": [{"command": "a", "peak_bytes": {"median": -3.5}}]})") ==
           "BASE.json: results[0] has no \"peak_bytes.median\" byte count");
-    CHECK(error_of(R"({"schema_version": 1, "kind": "bench", "results": [{"command": "a", "peak_bytes": {"median": 1e30}}]})") ==
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "bench", "results": [{"command": "a", "peak_bytes": {"median": 1e30}}]})") ==
           "BASE.json: results[0] has no \"peak_bytes.median\" byte count");
 }
 
 TEST_CASE("parse_report: invalid JSON is one line naming the file", "[compare]") {
-    CHECK(error_of("") ==
+    CHECK(report_error_of("") ==
           "BASE.json: not valid JSON: parse error at line 1, column 1: syntax error while parsing value - "
           "unexpected end of input; expected '[', '{', or a literal");
-    CHECK(error_of("{\n\"kind\": }") ==
+    CHECK(report_error_of("{\n\"kind\": }") ==
           "BASE.json: not valid JSON: parse error at line 2, column 9: syntax error while parsing value - "
           "unexpected '}'; expected '[', '{', or a literal");
 }

@@ -3,6 +3,7 @@
 #include <max_rss/os/export_target.hpp>
 #include <max_rss/report/export.hpp>
 
+#include "../e2e/helpers.hpp"
 #include "../e2e/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
@@ -23,16 +24,10 @@
 namespace fs = std::filesystem;
 using max_rss::ExportTarget;
 using max_rss::NamedExportTarget;
+using max_rss::test::read_text_file;
 using max_rss::test::TempDir;
 
 namespace {
-
-std::string read_target_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 
 // The message check_distinct_destinations() throws for targets, or "".
 std::string clash(const std::vector<NamedExportTarget>& targets) {
@@ -71,7 +66,7 @@ TEST_CASE("ExportTarget: a replaced file keeps its mode, and its owner where max
     REQUIRE(::stat(path.c_str(), &st) == 0);
     CHECK((st.st_mode & 07777) == 0600);
     CHECK(st.st_uid == (root ? 65534u : ::geteuid()));
-    CHECK(read_target_file(path) == "{}\n");
+    CHECK(read_text_file(path) == "{}\n");
     CHECK(dir.entries() == std::vector<std::string>{"private.json"});
 }
 
@@ -103,7 +98,7 @@ TEST_CASE("ExportTarget: a file it may not write is refused, though its director
     REQUIRE(::waitpid(child, &status, 0) == child);
     REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
-    CHECK(read_target_file(path) == "keep\n");
+    CHECK(read_text_file(path) == "keep\n");
 }
 
 TEST_CASE("ExportTarget: a symlink is written through and rewritten by write_intermediate", "[export]") {
@@ -112,9 +107,9 @@ TEST_CASE("ExportTarget: a symlink is written through and rewritten by write_int
     fs::create_symlink("real.csv", dir.path / "link.csv");
     ExportTarget target(dir / "link.csv");
     target.write_intermediate("partial\n");
-    CHECK(read_target_file(dir / "real.csv") == "partial\n");
+    CHECK(read_text_file(dir / "real.csv") == "partial\n");
     target.write("final\n");
-    CHECK(read_target_file(dir / "real.csv") == "final\n");
+    CHECK(read_text_file(dir / "real.csv") == "final\n");
     CHECK(fs::is_symlink(dir.path / "link.csv"));
 }
 

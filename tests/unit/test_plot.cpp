@@ -10,17 +10,14 @@
 #include <string>
 #include <vector>
 #include "units.hpp"
+#include "../e2e/helpers.hpp"
 
 using namespace max_rss;
 
+using max_rss::test::program;
+
 namespace {
 
-
-std::shared_ptr<const Program> program(std::vector<std::string> argv) {
-    auto p = std::make_shared<Program>();
-    p->argv = std::move(argv);
-    return p;
-}
 
 Process process(pid_t pid, pid_t ppid, std::vector<std::shared_ptr<const Program>> images,
                 std::vector<uint64_t> peaks) {

@@ -9,8 +9,11 @@
 #include <map>
 #include <thread>
 #include "units.hpp"
+#include "../e2e/helpers.hpp"
 
 using namespace max_rss;
+
+using max_rss::test::exited;
 
 namespace {
 
@@ -79,12 +82,6 @@ private:
     }
 };
 
-ExitStatus exited_status(int code) {
-    ExitStatus e;
-    e.code = code;
-    return e;
-}
-
 // The root (pid 100) exec'd `prog` and runs.
 void start_root(Recorder& rec, FakeProbe& probe) {
     probe.programs[100] = Program{{"prog"}, "/bin/prog"};
@@ -100,7 +97,7 @@ TEST_CASE("recorder: the root owns nothing before its exec, then its image's VmH
     start_root(rec, probe);
     probe.set(100, 120, 10, 9);
     rec.task_exiting(100);
-    rec.task_reaped(100, exited_status(3), 130 * MiB);
+    rec.task_reaped(100, exited(3), 130 * MiB);
     RunResult r = rec.finish();
     REQUIRE(r.processes.size() == 1);
     const Process& p = r.processes[0];
@@ -122,10 +119,10 @@ TEST_CASE("recorder: a forked child is charged what it added to what it inherite
     rec.first_stop(101);
     probe.set(101, 350, 350, 349);  // it grew by 50
     rec.task_exiting(101);
-    rec.task_reaped(101, exited_status(0), 350 * MiB);
+    rec.task_reaped(101, exited(0), 350 * MiB);
     probe.set(100, 300, 300, 299);
     rec.task_exiting(100);
-    rec.task_reaped(100, exited_status(0), 350 * MiB);
+    rec.task_reaped(100, exited(0), 350 * MiB);
     RunResult r = rec.finish();
     REQUIRE(r.processes.size() == 2);
     const Process& child = r.processes[1];
@@ -185,7 +182,7 @@ TEST_CASE("recorder: copy-on-write copies count in the tree peak, resolved at a 
     rec.memory_released(100);  // the root is about to munmap its copy
     probe.set(100, 101, 1, 0);
     rec.task_exiting(101);
-    rec.task_reaped(101, exited_status(0), std::nullopt);
+    rec.task_reaped(101, exited(0), std::nullopt);
     rec.task_exiting(100);
     RunResult r = rec.finish();
     CHECK(r.peak.method == PeakMethod::Exact);
@@ -213,7 +210,7 @@ TEST_CASE("recorder: release points are not skipped because the machine is busy"
     for (int i = 0; i < 4; ++i) rec.memory_released(100);
     probe.statm_wait = std::chrono::milliseconds(0);
     rec.task_exiting(101);
-    rec.task_reaped(101, exited_status(0), std::nullopt);
+    rec.task_reaped(101, exited(0), std::nullopt);
     rec.task_exiting(100);
     const RunResult r = rec.finish();
     CHECK(r.peak.release_points_skipped == 0);
@@ -248,7 +245,7 @@ TEST_CASE("recorder: a child whose creator died before its fork was reported sha
     probe.set(102, 101, 101, 100);
     rec.first_stop(102);
     probe.smaps[102] = pss_anon(50);
-    rec.task_reaped(101, exited_status(0), std::nullopt);
+    rec.task_reaped(101, exited(0), std::nullopt);
     rec.memory_released(100);
     const RunResult r = rec.finish();
     CHECK(r.peak.method == PeakMethod::Exact);
@@ -266,7 +263,7 @@ TEST_CASE("recorder: a child whose creator is not known at all is counted by bou
     probe.smaps[100] = pss_anon(50);
     probe.smaps[101] = pss_anon(50);
     rec.task_exiting(101);
-    rec.task_reaped(101, exited_status(0), std::nullopt);
+    rec.task_reaped(101, exited(0), std::nullopt);
     rec.process_adopted(102, 101, false);
     probe.set(102, 101, 101, 100);
     rec.first_stop(102);
@@ -277,7 +274,7 @@ TEST_CASE("recorder: a child whose creator is not known at all is counted by bou
     probe.set(103, 301, 301, 300);
     rec.first_stop(103);
     rec.task_exiting(102);
-    rec.task_reaped(102, exited_status(0), std::nullopt);
+    rec.task_reaped(102, exited(0), std::nullopt);
     rec.memory_released(100);
     const RunResult r = rec.finish();
     CHECK(r.peak.method == PeakMethod::LowerBound);
@@ -401,8 +398,8 @@ TEST_CASE("recorder: threads belong to their process; the last one to exit reads
     rec2.task_exiting(100);
     probe2.set(101, 200, 20, 19);
     rec2.task_exiting(101);  // the last task: reads through its own tid
-    rec2.task_reaped(101, exited_status(0), std::nullopt);
-    rec2.task_reaped(100, exited_status(0), std::nullopt);
+    rec2.task_reaped(101, exited(0), std::nullopt);
+    rec2.task_reaped(100, exited(0), std::nullopt);
     RunResult r = rec2.finish();
     REQUIRE(r.processes.size() == 1);
     CHECK(r.processes[0].threads == 2);
@@ -423,7 +420,7 @@ TEST_CASE("recorder: exec from a non-leader thread gives one process two images"
     rec.exec_done(100, 101);       // 101 takes over tid 100
     probe.set(100, 10, 10, 9);
     rec.task_exiting(100);
-    rec.task_reaped(100, exited_status(0), std::nullopt);
+    rec.task_reaped(100, exited(0), std::nullopt);
     RunResult r = rec.finish();
     REQUIRE(r.processes.size() == 1);
     const Process& p = r.processes[0];
@@ -469,10 +466,10 @@ TEST_CASE("recorder: a process that outlives its creator is an orphan", "[record
     rec.task_created(101, 100, CloneKind::Fork);
     rec.first_stop(101);
     rec.task_exiting(100);
-    rec.task_reaped(100, exited_status(0), std::nullopt);
+    rec.task_reaped(100, exited(0), std::nullopt);
     CHECK(rec.root_exited());
     rec.task_exiting(101);
-    rec.task_reaped(101, exited_status(0), std::nullopt);
+    rec.task_reaped(101, exited(0), std::nullopt);
     RunResult r = rec.finish();
     CHECK_FALSE(r.processes[0].orphaned);
     CHECK(r.processes[1].orphaned);
@@ -489,7 +486,7 @@ TEST_CASE("recorder: sampling keeps the largest VmHWM seen, and wait4's figure f
     probe.set(100, 90, 20, 19);
     rec.seen_alive(100);
     CHECK(rec.live_process(100)->peak_rss_bytes == 90 * MiB);
-    rec.task_reaped(100, exited_status(0), 95 * MiB, true);  // it peaked once more after the last sample
+    rec.task_reaped(100, exited(0), 95 * MiB, true);  // it peaked once more after the last sample
     RunResult r = rec.finish();
     CHECK(r.processes[0].peak_rss_bytes == 95 * MiB);
 }
@@ -502,7 +499,7 @@ TEST_CASE("recorder: a task it never heard of is ignored", "[recorder]") {
     rec.first_stop(999);
     rec.exec_entry(999);
     rec.task_exiting(999);
-    rec.task_reaped(999, exited_status(1), std::nullopt);
+    rec.task_reaped(999, exited(1), std::nullopt);
     probe.set(100, 5, 5, 4);
     rec.task_exiting(100);
     RunResult r = rec.finish();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 #include "units.hpp"
+#include "../e2e/helpers.hpp"
 
 using max_rss::display_width;
 using max_rss::format_tree;
@@ -20,14 +21,10 @@ using max_rss::Process;
 using max_rss::Program;
 using max_rss::RunResult;
 
+using max_rss::test::program;
+
 namespace {
 
-
-std::shared_ptr<const Program> view_program(std::vector<std::string> argv) {
-    auto p = std::make_shared<Program>();
-    p->argv = std::move(argv);
-    return p;
-}
 
 Image image(std::shared_ptr<const Program> prog, uint64_t peak, ImageOrigin origin = ImageOrigin::Exec) {
     Image img;
@@ -54,17 +51,17 @@ Process view_process(pid_t pid, pid_t ppid, std::vector<Image> images) {
 // outlived its parent was reparented (ppid still names its creator).
 RunResult small_tree() {
     RunResult r;
-    auto fork_exec = view_program({"/fixtures/fork_exec", "300"});
+    auto fork_exec = program({"/fixtures/fork_exec", "300"});
     r.processes.push_back(view_process(100, 0, {image(fork_exec, 300 * MiB)}));
     r.processes.push_back(view_process(
-        101, 100, {image(fork_exec, 1 * MiB, ImageOrigin::Fork), image(view_program({"/usr/bin/touch", "10"}), 10 * MiB)}));
-    r.processes.push_back(view_process(102, 100, {image(view_program({"worker", "--jobs", "4"}), 2 * MiB)}));
+        101, 100, {image(fork_exec, 1 * MiB, ImageOrigin::Fork), image(program({"/usr/bin/touch", "10"}), 10 * MiB)}));
+    r.processes.push_back(view_process(102, 100, {image(program({"worker", "--jobs", "4"}), 2 * MiB)}));
     r.processes[2].threads = 4;
     r.processes[2].exit.code = 3;
-    r.processes.push_back(view_process(103, 101, {image(view_program({"sleep", "1"}), 512 * KiB)}));
+    r.processes.push_back(view_process(103, 101, {image(program({"sleep", "1"}), 512 * KiB)}));
     r.processes[3].exit.code.reset();
     r.processes[3].exit.signal = SIGKILL;
-    r.processes.push_back(view_process(104, 102, {image(view_program({"daemon"}), 0)}));
+    r.processes.push_back(view_process(104, 102, {image(program({"daemon"}), 0)}));
     r.processes[4].images[0].measured = false;
     r.processes[4].orphaned = true;
     r.processes[4].exit.code.reset();
@@ -103,8 +100,8 @@ TEST_CASE("tree: children under their creator, peaks right-aligned, notation exp
 
 TEST_CASE("tree: colour only decorates", "[tree]") {
     RunResult r;
-    r.processes.push_back(view_process(7, 0, {image(view_program({"sh"}), 4 * MiB)}));
-    r.processes.push_back(view_process(8, 7, {image(view_program({"false"}), 1 * MiB)}));
+    r.processes.push_back(view_process(7, 0, {image(program({"sh"}), 4 * MiB)}));
+    r.processes.push_back(view_process(8, 7, {image(program({"false"}), 1 * MiB)}));
     r.processes[1].exit.code = 1;
     TreeOptions colour;
     colour.color = true;
@@ -121,14 +118,14 @@ TEST_CASE("tree: colour only decorates", "[tree]") {
 
 TEST_CASE("tree: a recycled pid is matched to its latest holder", "[tree]") {
     RunResult r;
-    r.processes.push_back(view_process(10, 0, {image(view_program({"make"}), 3 * MiB)}));
-    r.processes.push_back(view_process(11, 10, {image(view_program({"cc", "a.c"}), 5 * MiB)}));
-    r.processes.push_back(view_process(12, 11, {image(view_program({"as"}), 1 * MiB)}));
+    r.processes.push_back(view_process(10, 0, {image(program({"make"}), 3 * MiB)}));
+    r.processes.push_back(view_process(11, 10, {image(program({"cc", "a.c"}), 5 * MiB)}));
+    r.processes.push_back(view_process(12, 11, {image(program({"as"}), 1 * MiB)}));
     // 11 exited; the pid came back for another child of make, which forks.
-    r.processes.push_back(view_process(11, 10, {image(view_program({"cc", "b.c"}), 6 * MiB)}));
-    r.processes.push_back(view_process(13, 11, {image(view_program({"ld"}), 2 * MiB)}));
+    r.processes.push_back(view_process(11, 10, {image(program({"cc", "b.c"}), 6 * MiB)}));
+    r.processes.push_back(view_process(13, 11, {image(program({"ld"}), 2 * MiB)}));
     // Created by a process outside the run (a CLONE_PARENT sibling, say).
-    r.processes.push_back(view_process(20, 999, {image(view_program({"stray"}), 100)}));
+    r.processes.push_back(view_process(20, 999, {image(program({"stray"}), 100)}));
     r.processes[5].exit.code.reset();
     r.processes[5].exit.signal = SIGSEGV;
     r.processes[5].exit.core_dumped = true;
@@ -147,10 +144,10 @@ TEST_CASE("tree: a recycled pid is matched to its latest holder", "[tree]") {
 
 TEST_CASE("tree: vfork images and shared address spaces", "[tree]") {
     RunResult r;
-    auto sh = view_program({"sh", "-c", "exec env"});
+    auto sh = program({"sh", "-c", "exec env"});
     r.processes.push_back(view_process(30, 0, {image(sh, 2 * MiB)}));
     r.processes.push_back(
-        view_process(31, 30, {image(sh, 0, ImageOrigin::SharedMm), image(view_program({"/usr/bin/env"}), 1536 * KiB)}));
+        view_process(31, 30, {image(sh, 0, ImageOrigin::SharedMm), image(program({"/usr/bin/env"}), 1536 * KiB)}));
     r.processes.push_back(view_process(32, 30, {image(sh, 0, ImageOrigin::SharedMm)}));
     r.processes[2].shares_mm_with = 30;
     // One image of 31 held memory: its peak is the process's, said once.
@@ -165,14 +162,14 @@ TEST_CASE("tree: vfork images and shared address spaces", "[tree]") {
 
 TEST_CASE("tree: two alike siblings stay apart, three collapse with their peak range", "[tree]") {
     RunResult r;
-    r.processes.push_back(view_process(1, 0, {image(view_program({"many_children", "3"}), 1 * MiB)}));
-    r.processes.push_back(view_process(2, 1, {image(view_program({"true"}), 100 * KiB)}));
-    r.processes.push_back(view_process(3, 1, {image(view_program({"true"}), 100 * KiB)}));
+    r.processes.push_back(view_process(1, 0, {image(program({"many_children", "3"}), 1 * MiB)}));
+    r.processes.push_back(view_process(2, 1, {image(program({"true"}), 100 * KiB)}));
+    r.processes.push_back(view_process(3, 1, {image(program({"true"}), 100 * KiB)}));
     CHECK(plain(r) ==
           "1       1.0 MiB  many_children 3\n"
           "├─ 2  100.0 KiB  true\n"
           "└─ 3  100.0 KiB  true\n");
-    r.processes.push_back(view_process(4, 1, {image(view_program({"true"}), 300 * KiB)}));
+    r.processes.push_back(view_process(4, 1, {image(program({"true"}), 300 * KiB)}));
     CHECK(plain(r) ==
           "1        1.0 MiB  many_children 3\n"
           "└─ ×3  300.0 KiB  true  [3 alike: 100.0–300.0 KiB, pids 2…4]\n"
@@ -181,11 +178,11 @@ TEST_CASE("tree: two alike siblings stay apart, three collapse with their peak r
 
 TEST_CASE("tree: runs of alike leaves collapse around one that differs", "[tree]") {
     RunResult r;
-    auto many = view_program({"/fixtures/many_children", "2000"});
+    auto many = program({"/fixtures/many_children", "2000"});
     r.processes.push_back(view_process(100, 0, {image(many, 3 * MiB)}));
     // A first child that itself has a child: not alike the leaves.
     r.processes.push_back(view_process(101, 100, {image(many, 1 * MiB, ImageOrigin::Fork)}));
-    r.processes.push_back(view_process(102, 101, {image(view_program({"sleep", "0"}), 600 * KiB)}));
+    r.processes.push_back(view_process(102, 101, {image(program({"sleep", "0"}), 600 * KiB)}));
     // 1999 alike leaves, with one that failed in the middle of them.
     for (pid_t pid = 103; pid < 103 + 1999; ++pid) {
         r.processes.push_back(view_process(pid, 100, {image(many, (pid % 3 + 1) * 400 * KiB, ImageOrigin::Fork)}));
@@ -205,13 +202,13 @@ TEST_CASE("tree: runs of alike leaves collapse around one that differs", "[tree]
 TEST_CASE("tree: alike siblings with alike subtrees collapse level by level", "[tree]") {
     // pyenv's shims: a shell forks subshells that each fork a readlink.
     RunResult r;
-    auto bash = view_program({"bash", "/root/.pyenv/libexec/pyenv-hooks", "which"});
+    auto bash = program({"bash", "/root/.pyenv/libexec/pyenv-hooks", "which"});
     r.processes.push_back(view_process(1, 0, {image(bash, 3 * MiB)}));
     pid_t pid = 2;
     for (int i = 0; i < 3; ++i) {
         const pid_t sub = pid++;
         r.processes.push_back(view_process(sub, 1, {image(bash, (2 + i) * MiB, ImageOrigin::Fork)}));
-        r.processes.push_back(view_process(pid++, sub, {image(view_program({"readlink", "x.bash"}), 1 * MiB)}));
+        r.processes.push_back(view_process(pid++, sub, {image(program({"readlink", "x.bash"}), 1 * MiB)}));
         r.processes.back().exit.code = 1;
     }
     const std::string expected =
@@ -224,9 +221,9 @@ TEST_CASE("tree: alike siblings with alike subtrees collapse level by level", "[
 
 TEST_CASE("tree: lines are cut to the width, the notes kept, the key wrapped", "[tree]") {
     RunResult r;
-    r.processes.push_back(view_process(100, 0, {image(view_program({"sh", "-c", "make"}), 2 * MiB)}));
+    r.processes.push_back(view_process(100, 0, {image(program({"sh", "-c", "make"}), 2 * MiB)}));
     r.processes.push_back(view_process(
-        101, 100, {image(view_program({"python3", "-c", "import time; x = bytearray(80 << 20); time.sleep(0.5)"}), 80 * MiB)}));
+        101, 100, {image(program({"python3", "-c", "import time; x = bytearray(80 << 20); time.sleep(0.5)"}), 80 * MiB)}));
     r.processes[1].exit.code = 1;
     TreeOptions narrow;
     narrow.width_columns = 50;
@@ -246,12 +243,12 @@ TEST_CASE("tree: lines are cut to the width, the notes kept, the key wrapped", "
 
 TEST_CASE("tree: a long chain of images keeps its first and last program", "[tree]") {
     RunResult r;
-    auto shim = view_program({"/usr/bin/env", "bash", "/root/.pyenv/shims/python3", "pool.py"});
+    auto shim = program({"/usr/bin/env", "bash", "/root/.pyenv/shims/python3", "pool.py"});
     r.processes.push_back(view_process(
         1, 0,
-        {image(shim, 1 * MiB), image(view_program({"bash", "/root/.pyenv/libexec/pyenv", "exec", "python3"}), 3 * MiB),
-         image(view_program({"bash", "/root/.pyenv/libexec/pyenv-exec", "python3"}), 3 * MiB),
-         image(view_program({"/root/.pyenv/versions/3.11.7/bin/python3", "pool.py"}), 15 * MiB)}));
+        {image(shim, 1 * MiB), image(program({"bash", "/root/.pyenv/libexec/pyenv", "exec", "python3"}), 3 * MiB),
+         image(program({"bash", "/root/.pyenv/libexec/pyenv-exec", "python3"}), 3 * MiB),
+         image(program({"/root/.pyenv/versions/3.11.7/bin/python3", "pool.py"}), 15 * MiB)}));
     TreeOptions narrow;
     narrow.width_columns = 70;
     CHECK(tree_lines(format_tree(r, narrow))[0] == "1  15.0 MiB  env… (1.0 MiB) → 2 more → python3 pool.py (15.0 MiB)");
@@ -260,11 +257,11 @@ TEST_CASE("tree: a long chain of images keeps its first and last program", "[tre
 
 TEST_CASE("tree: --tree-min hides small processes but keeps the way to large ones", "[tree]") {
     RunResult r;
-    r.processes.push_back(view_process(1, 0, {image(view_program({"make"}), 3 * MiB)}));
-    r.processes.push_back(view_process(2, 1, {image(view_program({"cc1", "a.c"}), 10 * MiB)}));
-    r.processes.push_back(view_process(3, 1, {image(view_program({"echo"}), 100 * KiB)}));
-    r.processes.push_back(view_process(4, 1, {image(view_program({"sh"}), 200 * KiB)}));
-    r.processes.push_back(view_process(5, 4, {image(view_program({"ld"}), 5 * MiB)}));
+    r.processes.push_back(view_process(1, 0, {image(program({"make"}), 3 * MiB)}));
+    r.processes.push_back(view_process(2, 1, {image(program({"cc1", "a.c"}), 10 * MiB)}));
+    r.processes.push_back(view_process(3, 1, {image(program({"echo"}), 100 * KiB)}));
+    r.processes.push_back(view_process(4, 1, {image(program({"sh"}), 200 * KiB)}));
+    r.processes.push_back(view_process(5, 4, {image(program({"ld"}), 5 * MiB)}));
     TreeOptions options;
     options.min_peak_bytes = 1 * MiB;
     CHECK(format_tree(r, options) ==
@@ -280,11 +277,11 @@ TEST_CASE("tree: --tree-min hides small processes but keeps the way to large one
 
 TEST_CASE("tree: --tree-depth cuts below a level and says how many are deeper", "[tree]") {
     RunResult r;
-    r.processes.push_back(view_process(1, 0, {image(view_program({"a"}), 1 * MiB)}));
-    r.processes.push_back(view_process(2, 1, {image(view_program({"b"}), 1 * MiB)}));
-    r.processes.push_back(view_process(3, 2, {image(view_program({"c"}), 1 * MiB)}));
-    r.processes.push_back(view_process(4, 3, {image(view_program({"d"}), 1 * MiB)}));
-    r.processes.push_back(view_process(5, 1, {image(view_program({"e"}), 9 * MiB)}));
+    r.processes.push_back(view_process(1, 0, {image(program({"a"}), 1 * MiB)}));
+    r.processes.push_back(view_process(2, 1, {image(program({"b"}), 1 * MiB)}));
+    r.processes.push_back(view_process(3, 2, {image(program({"c"}), 1 * MiB)}));
+    r.processes.push_back(view_process(4, 3, {image(program({"d"}), 1 * MiB)}));
+    r.processes.push_back(view_process(5, 1, {image(program({"e"}), 9 * MiB)}));
     TreeOptions options;
     options.max_depth = 1;
     CHECK(format_tree(r, options) ==
