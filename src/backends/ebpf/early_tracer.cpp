@@ -126,6 +126,12 @@ EarlyTracer::Outcome EarlyTracer::run(const std::function<bool()>& loaded, const
     }
 }
 
+void EarlyTracer::settle_signals(const std::function<bool(const os::ReceivedSignal&)>& counted) {
+    forwarder_.handle(signals_.take_received(), [&](const os::ReceivedSignal& sig) {
+        return counted(sig) || pending_signal_ == sig.signo || traced_root_has_copy(root_, sig.signo);
+    });
+}
+
 void EarlyTracer::detach() {
     // A SIGCONT sent while a stop signal was held cancels it, as it would have
     // (it waits, pending, in the queue: a traced stop does not take it).

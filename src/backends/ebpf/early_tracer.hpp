@@ -51,6 +51,15 @@ public:
     // /proc readable). A loader that becomes ready wakes
     // this with SIGALRM (the hub's tick signal) to the calling thread.
     Outcome run(const std::function<bool()>& loaded, const std::function<void()>& on_exec);
+    // Forwards the signals max_rss received since run() last looked, with the
+    // root still stopped and the kernel side counting its signals
+    // (counted(sig): the root got a copy the kernel side saw, used up when
+    // true). Between run()'s last look and that counting, a group signal
+    // reaches the stopped root uncounted; it waits there, held at its
+    // delivery stop or pending, until detach() lets the root take it. Left
+    // for the backend's loop, it would find nothing pending and send a
+    // second copy.
+    void settle_signals(const std::function<bool(const os::ReceivedSignal&)>& counted);
     // Lets the stopped root go: the held system call runs, the held signal is delivered.
     void detach();
     [[nodiscard]] const os::WaitResult& ended() const { return ended_; }

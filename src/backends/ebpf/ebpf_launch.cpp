@@ -139,6 +139,7 @@ void EbpfBackend::adopt_root(EarlyTracer& early, int64_t launched_ns) {
     }
     log::debug("ebpf: the program adopted at {}, {:.1f} ms after its launch", early.held_at(),
                static_cast<double>(os::monotonic_ns() - launched_ns) / 1e6);
+    early.settle_signals([this](const os::ReceivedSignal& sig) { return program_->root_got(sig.signo, sig.sender); });
     early.detach();
 }
 
