@@ -8,7 +8,7 @@
 # the symbols it uses, which scripts/portable.sh prints.
 #
 # On by default, sanitizer builds aside (ASan wants the shared C++ runtime;
-# scripts/test.sh's second stage passes -fsanitize in CMAKE_CXX_FLAGS):
+# the sanitized test build, tests/CMakeLists.txt, never links it in):
 # measured side by side (2026-11-24), the dynamic loader's work for
 # libstdc++, libgcc_s and libfmt took ~1 ms of every run's start
 # (`max_rss --version` 3.2-3.5 -> 2.3 ms, /bin/true itself 2.2 ms), and
@@ -34,5 +34,12 @@ if(MAX_RSS_PORTABLE)
   # header-only one at header-only fmt too.
   set_property(TARGET spdlog::spdlog_header_only PROPERTY INTERFACE_LINK_LIBRARIES Threads::Threads
                                                                                   fmt::fmt-header-only)
-  add_link_options($<$<LINK_LANGUAGE:CXX>:-static-libstdc++> $<$<LINK_LANGUAGE:CXX>:-static-libgcc>)
 endif()
+
+# The C++ runtime linked in, on max_rss and the plain test binary; never on a
+# sanitized one (ASan wants the shared C++ runtime).
+function(max_rss_portable_link target)
+  if(MAX_RSS_PORTABLE)
+    target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc)
+  endif()
+endfunction()

@@ -7,7 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 want_tests=0
-[[ "${1:-}" == "--test" ]] && want_tests=1
+[[ "${1:-}" == "--test" ]] && want_tests=1 && shift
+# Anything after --test goes to cmake's configure step (scripts/test.sh
+# passes -DMAX_RSS_SANITIZED_TESTS).
 
 # dpkg-dev and file: `cpack -G DEB` computes the .deb's dependencies with them.
 packages=(g++ cmake make libcli11-dev libspdlog-dev nlohmann-json3-dev dpkg-dev file)
@@ -36,5 +38,5 @@ fi
 
 testing=OFF
 (( want_tests )) && testing=ON
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=$testing >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=$testing "$@" >/dev/null
 cmake --build build -j"$(nproc)"

@@ -28,7 +28,7 @@ std::string fixture(const std::string& name) { return std::string(MAX_RSS_FIXTUR
 namespace {
 std::vector<char*> make_argv(const std::vector<std::string>& args) {
     std::vector<char*> argv;
-    static std::string bin = MAX_RSS_BIN;
+    static std::string bin = max_rss_bin();
     argv.push_back(bin.data());
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -43,7 +43,7 @@ int shell_code(int status) {
 
 Output run_max_rss(const std::vector<std::string>& args, const std::string& stdin_text,
                    double timeout_seconds) {
-    std::vector<std::string> argv{MAX_RSS_BIN};
+    std::vector<std::string> argv{max_rss_bin()};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_program(argv, stdin_text, timeout_seconds);
 }

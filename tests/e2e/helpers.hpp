@@ -16,6 +16,10 @@ namespace max_rss::test {
 // Path of a fixture program built by tests/fixtures/CMakeLists.txt.
 std::string fixture(const std::string& name);
 
+// Path of the max_rss binary under test: the plain build's for max_rss_tests,
+// the sanitized build's for max_rss_tests_sanitized (tests/binary_under_test.cpp).
+const char* max_rss_bin();
+
 // The shapes of tests/fixtures/peak_shapes.c at 100 MiB, with what each
 // holds at its peak beside the fixture's baseline.
 struct PeakShape {

@@ -14,7 +14,7 @@ namespace {
 
 // max_rss with its baselines in dir.
 Output with_baselines(const TempDir& dir, std::vector<std::string> args) {
-    args.insert(args.begin(), {"/usr/bin/env", "MAX_RSS_BASELINE_DIR=" + (dir / "baselines"), MAX_RSS_BIN});
+    args.insert(args.begin(), {"/usr/bin/env", "MAX_RSS_BASELINE_DIR=" + (dir / "baselines"), max_rss_bin()});
     return run_program(args, "", 300);
 }
 

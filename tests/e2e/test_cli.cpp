@@ -274,11 +274,11 @@ TEST_CASE("tree options: depth and minimum hide what they say, and imply --tree"
 TEST_CASE("tree lines fit $COLUMNS unless --wide", "[cli]") {
     const std::string long_arg(300, 'x');
     const auto columns_60 = [] { ::setenv("COLUMNS", "60", 1); };
-    auto out = run_program({MAX_RSS_BIN, "-q", "--tree", "--", "/bin/sh", "-c", "true " + long_arg}, "", 60, columns_60);
+    auto out = run_program({max_rss_bin(), "-q", "--tree", "--", "/bin/sh", "-c", "true " + long_arg}, "", 60, columns_60);
     const std::string first = out.err.substr(0, out.err.find('\n'));
     CHECK(display_width(first) == 60);
     CHECK(first.substr(first.size() - 3) == "…");
-    out = run_program({MAX_RSS_BIN, "-q", "--wide", "--", "/bin/sh", "-c", "true " + long_arg}, "", 60, columns_60);
+    out = run_program({max_rss_bin(), "-q", "--wide", "--", "/bin/sh", "-c", "true " + long_arg}, "", 60, columns_60);
     CHECK(out.err.find(long_arg) != std::string::npos);
 }
 
@@ -290,7 +290,7 @@ TEST_CASE("the report on stdout (-o -): what the program printed there is said t
     CHECK(out.err.find("max_rss: -o: the output goes to stdout, which COMMAND also writes to") != std::string::npos);
     // A file shows whether the program wrote: said even with -q, and only then.
     const std::string file = temp_path("mixed.out");
-    const std::string run = std::string(MAX_RSS_BIN) + " -q -o - -- /bin/sh -c ";
+    const std::string run = std::string(max_rss_bin()) + " -q -o - -- /bin/sh -c ";
     out = run_program({"/bin/sh", "-c", run + "'echo hello' > " + file});
     CHECK(out.err == "max_rss: -o: COMMAND wrote 6 bytes to stdout, where the output goes too: they are mixed (write "
                      "the output to a file instead, or redirect COMMAND's stdout)\n");
@@ -334,7 +334,7 @@ TEST_CASE("interval option must be a duration", "[cli]") {
 TEST_CASE("with ptrace refused a 100 MiB program still gets a correct degraded peak", "[cli][degraded]") {
     // Under strace -f, max_rss's own PTRACE_SEIZE of its child fails with EPERM.
     REQUIRE(file_exists("/usr/bin/strace"));  // installed by scripts/setup.sh --test
-    auto out = run_program({"/usr/bin/strace", "-f", "-o", "/dev/null", MAX_RSS_BIN, "-q", "-o", "-", "--",
+    auto out = run_program({"/usr/bin/strace", "-f", "-o", "/dev/null", max_rss_bin(), "-q", "-o", "-", "--",
                             fixture("touch"), "100"});
     CHECK(out.exit_code == 0);
     // One clear line that says why, and nothing else of max_rss's with -q.
@@ -352,10 +352,10 @@ TEST_CASE("with ptrace refused a 100 MiB program still gets a correct degraded p
 
 TEST_CASE("with ptrace refused the program's exit status and a missing command are still right",
           "[cli][degraded]") {
-    auto code = run_program({"/usr/bin/strace", "-f", "-o", "/dev/null", MAX_RSS_BIN, "-q", "--",
+    auto code = run_program({"/usr/bin/strace", "-f", "-o", "/dev/null", max_rss_bin(), "-q", "--",
                              fixture("exit_code"), "signal", "15"});
     CHECK(code.exit_code == 143);
-    auto missing = run_program({"/usr/bin/strace", "-f", "-o", "/dev/null", MAX_RSS_BIN, "-q", "--",
+    auto missing = run_program({"/usr/bin/strace", "-f", "-o", "/dev/null", max_rss_bin(), "-q", "--",
                                 "max-rss-no-such-command-xyz"});
     CHECK(missing.exit_code == 127);
     CHECK(missing.err.find("max_rss: max-rss-no-such-command-xyz: command not found\n") != std::string::npos);

@@ -352,7 +352,7 @@ TEST_CASE("ebpf: SIGKILL of max_rss takes its whole tree along, with either load
 
 TEST_CASE("ebpf: programs that use ptrace run as without max_rss", "[ebpf]") {
     if (skipped()) return;
-    const std::string max_rss = MAX_RSS_BIN;
+    const std::string max_rss = max_rss_bin();
     const std::vector<std::vector<std::string>> commands = {
         {"strace", "-f", "-o", "/dev/null", "true"},
         {"gdb", "-batch", "-ex", "run", "--args", "/bin/true"},
@@ -387,7 +387,7 @@ TEST_CASE("ebpf: without the privilege it refuses before running anything, in on
         return;
     }
     const std::string marker = temp_path("ebpf-ran");
-    const Output out = run_program({MAX_RSS_BIN, "--backend", "ebpf", "--", "/bin/sh", "-c", "touch " + marker}, "",
+    const Output out = run_program({max_rss_bin(), "--backend", "ebpf", "--", "/bin/sh", "-c", "touch " + marker}, "",
                                    60, [] {
                                        if (::setgid(65534) != 0 || ::setuid(65534) != 0) _exit(99);
                                    });

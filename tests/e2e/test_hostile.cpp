@@ -56,7 +56,7 @@ bool alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
 TEST_CASE("hostile: ignored and blocked signals reach the program as they were", "[hostile]") {
     const std::vector<std::string> show = {"/bin/cat", "/proc/self/status"};
     const Output direct = run_program(show, "", 60, ignore_and_block);
-    std::vector<std::string> traced_argv{MAX_RSS_BIN, "-q", "--"};
+    std::vector<std::string> traced_argv{max_rss_bin(), "-q", "--"};
     traced_argv.insert(traced_argv.end(), show.begin(), show.end());
     const Output traced = run_program(traced_argv, "", 60, ignore_and_block);
     REQUIRE(direct.exit_code == 0);
@@ -65,7 +65,7 @@ TEST_CASE("hostile: ignored and blocked signals reach the program as they were",
     CHECK(signal_lines(traced.out) == signal_lines(direct.out));
 
     // Under nohup a program that hangs itself up survives.
-    const Output nohup = run_program({MAX_RSS_BIN, "-q", "--", "/bin/sh", "-c", "kill -HUP $$; echo survived"}, "",
+    const Output nohup = run_program({max_rss_bin(), "-q", "--", "/bin/sh", "-c", "kill -HUP $$; echo survived"}, "",
                                      60, [] { ::signal(SIGHUP, SIG_IGN); });
     CHECK(nohup.exit_code == 0);
     CHECK(nohup.out == "survived\n");
@@ -94,7 +94,7 @@ TEST_CASE("hostile: a process-group signal reaches the program once", "[hostile]
             const std::string env = "FX_READY_FILE=" + ready;
             ::putenv(const_cast<char*>(env.c_str()));
             const std::string counter = fixture("count_signals");
-            ::execl(MAX_RSS_BIN, MAX_RSS_BIN, "-q", "--backend", backend, "--", counter.c_str(),
+            ::execl(max_rss_bin(), max_rss_bin(), "-q", "--backend", backend, "--", counter.c_str(),
                     static_cast<char*>(nullptr));
             ::_exit(121);
         }
@@ -173,7 +173,7 @@ TEST_CASE("hostile: ^C ends the run when the command has ended and what it start
     REQUIRE(pid >= 0);
     if (pid == 0) {
         const std::string script = "setsid sh -c 'echo $$ > " + started + "; trap \"\" INT; exec sleep 600' & exit 0";
-        ::execl(MAX_RSS_BIN, MAX_RSS_BIN, "-q", "-o", report.c_str(), "--", "/bin/sh", "-c", script.c_str(),
+        ::execl(max_rss_bin(), max_rss_bin(), "-q", "-o", report.c_str(), "--", "/bin/sh", "-c", script.c_str(),
                 static_cast<char*>(nullptr));
         ::_exit(121);
     }
@@ -407,11 +407,11 @@ TEST_CASE("hostile: --cgroup keeps the program inside max_rss's own memory limit
     }
     const auto in_limited = [&limited] { limited.enter(); };
     // Without --cgroup: touching 200 MiB in a 100 MiB cgroup is an OOM kill.
-    const Output plain = run_program({MAX_RSS_BIN, "-q", "--", fixture("touch"), "200"}, "", 120, in_limited);
+    const Output plain = run_program({max_rss_bin(), "-q", "--", fixture("touch"), "200"}, "", 120, in_limited);
     CHECK(plain.exit_code == 128 + SIGKILL);
     // With it, the same: the new cgroup is made inside the limited one.
     const Output with_cgroup =
-        run_program({MAX_RSS_BIN, "-q", "--cgroup", "--", fixture("touch"), "200"}, "", 120, in_limited);
+        run_program({max_rss_bin(), "-q", "--cgroup", "--", fixture("touch"), "200"}, "", 120, in_limited);
     CHECK(with_cgroup.exit_code == 128 + SIGKILL);
 
     // A SIGKILLed max_rss cannot remove its cgroup; the next run does.
@@ -428,7 +428,7 @@ TEST_CASE("hostile: --cgroup keeps the program inside max_rss's own memory limit
         const std::string env = "FX_READY_FILE=" + ready;
         ::putenv(const_cast<char*>(env.c_str()));
         const std::string touch = fixture("touch");
-        ::execl(MAX_RSS_BIN, MAX_RSS_BIN, "-q", "--cgroup", "--", touch.c_str(), "1", "600000",
+        ::execl(max_rss_bin(), max_rss_bin(), "-q", "--cgroup", "--", touch.c_str(), "1", "600000",
                 static_cast<char*>(nullptr));
         ::_exit(121);
     }
@@ -447,7 +447,7 @@ TEST_CASE("hostile: --cgroup keeps the program inside max_rss's own memory limit
     CHECK(wait_exit_code(pid, 60) == 137);
     // Its program dies with it (PTRACE_O_EXITKILL); then the cgroup is empty.
     REQUIRE(wait_until([&] { return read_text_file(limited.path() + "/" + leftovers().front() + "/cgroup.procs").empty(); }));
-    const Output next = run_program({MAX_RSS_BIN, "-q", "--cgroup", "--", "/bin/true"}, "", 60, in_limited);
+    const Output next = run_program({max_rss_bin(), "-q", "--cgroup", "--", "/bin/true"}, "", 60, in_limited);
     CHECK(next.exit_code == 0);
     CHECK(leftovers().empty());
     for (const auto& p : {o, e, ready}) std::remove(p.c_str());

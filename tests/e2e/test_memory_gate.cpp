@@ -16,7 +16,7 @@ const std::string kGate = std::string(MAX_RSS_TEST_DATA_DIR) + "/../../scripts/m
 
 // Runs the gate in dir with the action's inputs as environment variables.
 Output gate(const TempDir& dir, const std::vector<std::string>& inputs) {
-    std::vector<std::string> argv = {"/usr/bin/env", "MAX_RSS=" MAX_RSS_BIN,
+    std::vector<std::string> argv = {"/usr/bin/env", std::string("MAX_RSS=") + max_rss_bin(),
                                      "GITHUB_STEP_SUMMARY=" + (dir / "summary.md"),
                                      "GITHUB_OUTPUT=" + (dir / "output"), "MAX_RSS_OUT_DIR=" + (dir / "results"),
                                      "MAX_RSS_BASELINE=" + (dir / "baselines/main.json"), "MAX_RSS_RUNS=3",

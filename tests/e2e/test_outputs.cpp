@@ -73,7 +73,7 @@ bool eventually(const std::function<bool()>& cond, double seconds = 10) {
 // the Output), stdin is /dev/null.
 Output run_max_rss_with(const std::vector<std::string>& args, const std::function<void(int, int)>& set_up_fds) {
     const std::string out_path = temp_path("with.out"), err_path = temp_path("with.err");
-    std::vector<std::string> words{MAX_RSS_BIN};
+    std::vector<std::string> words{max_rss_bin()};
     words.insert(words.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& word : words) argv.push_back(word.data());
@@ -373,7 +373,7 @@ TEST_CASE("outputs: bench's degraded runs reach its summary and every export", "
     REQUIRE(fs::exists("/usr/bin/strace"));  // installed by scripts/setup.sh --test
     TempDir dir;
     // Under strace -f, max_rss's own PTRACE_SEIZE fails: every run is degraded.
-    const Output out = run_program({"/usr/bin/strace", "-f", "-o", "/dev/null", MAX_RSS_BIN, "bench", "-r", "2",
+    const Output out = run_program({"/usr/bin/strace", "-f", "-o", "/dev/null", max_rss_bin(), "bench", "-r", "2",
                                     "--style", "basic", "--export-json", dir / "b.json", "--export-csv",
                                     dir / "b.csv", "--export-markdown", dir / "b.md", fixture("touch") + " 10"});
     INFO(out.err);
@@ -488,7 +488,7 @@ TEST_CASE("outputs: the program inherits SIGPIPE's disposition as max_rss got it
     REQUIRE(plain.exit_code == 0);
     CHECK_FALSE(sigpipe_ignored(plain.out));
     const Output ignored = run_program(
-        {"/bin/sh", "-c", "trap '' PIPE; exec \"$0\" -q -- /bin/grep SigIgn /proc/self/status", MAX_RSS_BIN});
+        {"/bin/sh", "-c", "trap '' PIPE; exec \"$0\" -q -- /bin/grep SigIgn /proc/self/status", max_rss_bin()});
     REQUIRE(ignored.exit_code == 0);
     CHECK(sigpipe_ignored(ignored.out));
 }
@@ -530,7 +530,7 @@ TEST_CASE("outputs: compare stops at a size limit; /dev/zero is not JSON", "[out
 
     // Endless white space from a pipe: the lexer would keep all of it.
     const Output blank = run_program(
-        {"/bin/sh", "-c", "yes '' | tr '\\n' ' ' | \"$0\" compare - \"$1\"", MAX_RSS_BIN, dir / "v1.json"}, "", 60);
+        {"/bin/sh", "-c", "yes '' | tr '\\n' ' ' | \"$0\" compare - \"$1\"", max_rss_bin(), dir / "v1.json"}, "", 60);
     CHECK(blank.exit_code == 2);
     CHECK(blank.err == "max_rss: compare: -: not a max_rss report (more than 1 MiB without a string or number)\n");
 
@@ -538,7 +538,7 @@ TEST_CASE("outputs: compare stops at a size limit; /dev/zero is not JSON", "[out
     const Output endless = run_program({"/bin/sh", "-c",
                                         "{ printf '{\"processes\": ['; yes '[1],' | tr -d '\\n'; } | "
                                         "\"$0\" compare - \"$1\"",
-                                        MAX_RSS_BIN, dir / "v1.json"},
+                                        max_rss_bin(), dir / "v1.json"},
                                        "", 100);
     CHECK(endless.exit_code == 2);
     CHECK(endless.err == "max_rss: compare: -: not a max_rss report (larger than 256 MiB)\n");

@@ -3,8 +3,8 @@
 // cgroup, and max_rss's own memory while it traces 10,000 processes.
 // Figures are printed with WARN so that `max_rss_tests "[reliability]"` shows
 // them; docs/reliability.md records what was measured. [own-rss]: asserts
-// max_rss's own memory, which sanitizers inflate (scripts/test.sh skips these
-// in its sanitizer stage).
+// max_rss's own memory, which sanitizers inflate (the sanitized test binary
+// leaves these out: tests/CMakeLists.txt).
 //
 // No test here compares a duration with a constant: forks and page faults are
 // ten times slower on some machines of this kind. How long tracing takes is
@@ -68,7 +68,7 @@ BinaryRun run_binary(const std::vector<std::string>& args, double timeout_second
     const std::string out_path = temp_path("rel_out");
     const std::string err_path = temp_path("rel_err");
     const std::string time_path = temp_path("rel_time");
-    std::vector<std::string> argv{"/usr/bin/time", "-f", "%M", "-o", time_path, MAX_RSS_BIN};
+    std::vector<std::string> argv{"/usr/bin/time", "-f", "%M", "-o", time_path, max_rss_bin()};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> cargv;
     for (auto& a : argv) cargv.push_back(a.data());

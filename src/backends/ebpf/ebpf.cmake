@@ -5,6 +5,7 @@
 set(MAX_RSS_EBPF AUTO CACHE STRING "Build the eBPF backend: AUTO, ON or OFF")
 set_property(CACHE MAX_RSS_EBPF PROPERTY STRINGS AUTO ON OFF)
 set(_ebpf_dir ${CMAKE_CURRENT_LIST_DIR})
+set(MAX_RSS_EBPF_SOURCE_DIR ${_ebpf_dir})
 set(_ebpf_missing "")
 if(MAX_RSS_EBPF STREQUAL "OFF")
   set(_ebpf_missing "MAX_RSS_EBPF=OFF")
@@ -36,8 +37,12 @@ endif()
 if(_ebpf_missing)
   string(REPLACE ";" ", " _ebpf_why "${_ebpf_missing}")
   message(STATUS "max_rss: eBPF backend not built (missing: ${_ebpf_why})")
-  target_sources(max_rss_core PRIVATE ${_ebpf_dir}/ebpf_missing.cpp)
-  target_compile_definitions(max_rss_core PRIVATE MAX_RSS_EBPF_MISSING="${_ebpf_why}")
+  set(MAX_RSS_EBPF_WHY_MISSING "${_ebpf_why}")
+  # Adds the backend's stand-in to one build of the library (max_rss_add_core).
+  function(max_rss_add_ebpf target)
+    target_sources(${target} PRIVATE ${MAX_RSS_EBPF_SOURCE_DIR}/ebpf_missing.cpp)
+    target_compile_definitions(${target} PRIVATE MAX_RSS_EBPF_MISSING="${MAX_RSS_EBPF_WHY_MISSING}")
+  endfunction()
   set(MAX_RSS_EBPF_BUILT OFF)
   return()
 endif()
@@ -82,10 +87,10 @@ add_custom_command(OUTPUT ${_gen}/max_rss_light.lskel.h
   COMMAND ${MAX_RSS_BPFTOOL} gen skeleton -L ${_gen}/max_rss_light.bpf.o name max_rss_light > ${_gen}/max_rss_light.lskel.h
   DEPENDS ${_gen}/max_rss_light.bpf.o
   COMMENT "BPF light skeleton max_rss_light.lskel.h" VERBATIM)
-target_sources(max_rss_core PRIVATE ${_ebpf_dir}/ebpf_backend.cpp ${_ebpf_dir}/ebpf_launch.cpp ${_ebpf_dir}/ebpf_program.cpp ${_ebpf_dir}/ebpf_load.cpp
-                                    ${_ebpf_dir}/early_tracer.cpp
-                                    ${_ebpf_dir}/light_loader.c ${_gen}/max_rss.skel.h ${_gen}/max_rss_light.lskel.h)
-target_include_directories(max_rss_core PRIVATE ${_gen})
+# One target generates the skeletons; each build of the library waits for it
+# (an output listed in two targets' sources may be generated twice at once).
+add_custom_target(max_rss_ebpf_skeletons DEPENDS ${_gen}/max_rss.skel.h ${_gen}/max_rss_light.lskel.h)
+set(MAX_RSS_EBPF_GEN_DIR ${_gen})
 # The tests reach the kernel side's interface (ebpf_program.hpp) directly.
 set(MAX_RSS_HAVE_EBPF ON)
 # Static libbpf, libelf and zlib where Debian ships them (libbpf-dev,
@@ -95,11 +100,24 @@ set(MAX_RSS_HAVE_EBPF ON)
 find_library(MAX_RSS_LIBBPF_A NAMES libbpf.a)
 find_library(MAX_RSS_LIBELF_A NAMES libelf.a)
 find_library(MAX_RSS_LIBZ_A NAMES libz.a)
-if(MAX_RSS_LIBBPF_A AND MAX_RSS_LIBELF_A AND MAX_RSS_LIBZ_A)
-  if(_libbpf_includes)
-    target_include_directories(max_rss_core PRIVATE ${_libbpf_includes})
+set(MAX_RSS_LIBBPF_INCLUDES "${_libbpf_includes}")
+
+# Adds the backend to one build of the library (max_rss_add_core): the plain
+# one, and the sanitized one the tests also run.
+function(max_rss_add_ebpf target)
+  set(dir ${MAX_RSS_EBPF_SOURCE_DIR})
+  set(gen ${MAX_RSS_EBPF_GEN_DIR})
+  target_sources(${target} PRIVATE ${dir}/ebpf_backend.cpp ${dir}/ebpf_launch.cpp ${dir}/ebpf_program.cpp
+                                   ${dir}/ebpf_load.cpp ${dir}/early_tracer.cpp
+                                   ${dir}/light_loader.c)
+  add_dependencies(${target} max_rss_ebpf_skeletons)
+  target_include_directories(${target} PRIVATE ${gen})
+  if(MAX_RSS_LIBBPF_A AND MAX_RSS_LIBELF_A AND MAX_RSS_LIBZ_A)
+    if(MAX_RSS_LIBBPF_INCLUDES)
+      target_include_directories(${target} PRIVATE ${MAX_RSS_LIBBPF_INCLUDES})
+    endif()
+    target_link_libraries(${target} PRIVATE ${MAX_RSS_LIBBPF_A} ${MAX_RSS_LIBELF_A} ${MAX_RSS_LIBZ_A})
+  else()
+    target_link_libraries(${target} PRIVATE PkgConfig::LIBBPF)
   endif()
-  target_link_libraries(max_rss_core PRIVATE ${MAX_RSS_LIBBPF_A} ${MAX_RSS_LIBELF_A} ${MAX_RSS_LIBZ_A})
-else()
-  target_link_libraries(max_rss_core PRIVATE PkgConfig::LIBBPF)
-endif()
+endfunction()
