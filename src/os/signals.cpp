@@ -97,14 +97,22 @@ std::vector<ReceivedSignal> SignalHub::drain() {
         ::setitimer(ITIMER_REAL, &off, nullptr);
         timer_armed_ = false;
     }
+    std::vector<ReceivedSignal> out = take_pending();
+    g_tick = 0;
+    return out;
+}
+
+std::vector<ReceivedSignal> SignalHub::take_pending() {
     std::vector<ReceivedSignal> out = take_received();
     const timespec no_wait{0, 0};
     siginfo_t info{};
     for (int sig; (sig = ::sigtimedwait(&handled_, &info, &no_wait)) > 0;) {
-        if (sig == SIGALRM) continue;
+        if (sig == SIGALRM) {
+            g_tick = 1;  // kept for take_tick()
+            continue;
+        }
         out.push_back(ReceivedSignal{sig, info.si_code, info.si_pid});
     }
-    g_tick = 0;
     return out;
 }
 

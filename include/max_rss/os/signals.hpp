@@ -90,6 +90,10 @@ public:
 
     // Signals recorded since the last call, oldest first.
     std::vector<ReceivedSignal> take_received();
+    // The same, and then those that arrived since the last wait and wait,
+    // blocked, to be handled: for a decision that cannot wait for the next
+    // wait_any() (the ebpf backend's hand-off from its early tracer).
+    std::vector<ReceivedSignal> take_pending();
     // True once per tick that fired since the last call.
     bool take_tick();
     // Records signo as if it had just been received from kill(2): handled by

@@ -127,7 +127,12 @@ EarlyTracer::Outcome EarlyTracer::run(const std::function<bool()>& loaded, const
 }
 
 void EarlyTracer::settle_signals(const std::function<bool(const os::ReceivedSignal&)>& counted) {
-    forwarder_.handle(signals_.take_received(), [&](const os::ReceivedSignal& sig) {
+    // Pending ones too: signals are blocked from run()'s last wait to here,
+    // and a group kill in that time left the root a copy the kernel side did
+    // not count (before adopt()) and max_rss one it has not handled yet.
+    // Handled only after detach(), the root's would have been taken by then,
+    // and max_rss's passed on as a second copy.
+    forwarder_.handle(signals_.take_pending(), [&](const os::ReceivedSignal& sig) {
         return counted(sig) || pending_signal_ == sig.signo || traced_root_has_copy(root_, sig.signo);
     });
 }

@@ -51,7 +51,8 @@ public:
     // /proc readable). A loader that becomes ready wakes
     // this with SIGALRM (the hub's tick signal) to the calling thread.
     Outcome run(const std::function<bool()>& loaded, const std::function<void()>& on_exec);
-    // Forwards the signals max_rss received since run() last looked, with the
+    // Forwards the signals max_rss received since run() last looked (those
+    // still pending in max_rss, blocked since run()'s last wait, too), with the
     // root still stopped and the kernel side counting its signals
     // (counted(sig): the root got a copy the kernel side saw, used up when
     // true). Between run()'s last look and that counting, a group signal
