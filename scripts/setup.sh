@@ -2,7 +2,8 @@
 # Installs what max_rss needs to build (and, with --test, to run its tests) from
 # Debian's packages, then configures and builds it in ./build.
 #   scripts/setup.sh          build max_rss
-#   scripts/setup.sh --test   also the test binary, fixtures and test tools
+#   scripts/setup.sh --test   also the test binaries (plain and sanitized), fixtures and test tools
+#   scripts/setup.sh --test -DMAX_RSS_SANITIZED_TESTS=OFF   without the sanitized build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
