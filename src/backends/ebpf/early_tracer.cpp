@@ -93,9 +93,8 @@ EarlyTracer::Outcome EarlyTracer::run(const std::function<bool()>& loaded, const
             if (stopped) return Outcome::Stopped;
             if (!interrupted && ::ptrace(PTRACE_INTERRUPT, root_, nullptr, nullptr) == 0) interrupted = true;
         }
-        // A signal held at its delivery stop is the root's copy already.
         forwarder_.handle(signals_.take_received(), [this, &stopped](const os::ReceivedSignal& sig) {
-            return (stopped && pending_signal_ == sig.signo) || traced_root_has_copy(root_, sig.signo);
+            return root_has_copy(sig.signo, stopped);
         });
         (void)signals_.take_tick();
         const os::WaitResult w = signals_.wait_any(false);
@@ -133,8 +132,13 @@ void EarlyTracer::settle_signals(const std::function<bool(const os::ReceivedSign
     // Handled only after detach(), the root's would have been taken by then,
     // and max_rss's passed on as a second copy.
     forwarder_.handle(signals_.take_pending(), [&](const os::ReceivedSignal& sig) {
-        return counted(sig) || pending_signal_ == sig.signo || traced_root_has_copy(root_, sig.signo);
+        return counted(sig) || root_has_copy(sig.signo, true);
     });
+}
+
+bool EarlyTracer::root_has_copy(int signo, bool stopped) const {
+    // A signal held at its delivery stop is the root's copy already.
+    return (stopped && pending_signal_ == signo) || traced_root_has_copy(root_, signo);
 }
 
 void EarlyTracer::detach() {

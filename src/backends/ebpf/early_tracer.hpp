@@ -71,6 +71,10 @@ private:
     // True when the stop must be held until the programs are in place.
     bool must_hold(const WaitStatus& status);
     void resume(int sig);
+    // The root has its own copy of signo: held at its delivery stop (while
+    // stopped, a stop this tracer has not resumed), pending, or waiting in
+    // the wait queue as a delivery stop.
+    [[nodiscard]] bool root_has_copy(int signo, bool stopped) const;
 
     pid_t root_;
     os::SignalHub& signals_;
