@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# How far the "largest file set" rule (docs/how-it-works.md, "Remaining
-# error") is from the truth, for a compiler beside its linker or assembler.
+# File pages that a compiler and its linker or assembler both map: the
+# union of their frames at an instant near the peak, against the "largest
+# file set" rule the ebpf backend counts by (docs/how-it-works.md,
+# "Remaining error"), beside each backend's tree peak (the ptrace backend
+# counts the union, by file and page, since 2026-11-28).
 #
 # usage: bench/file_union.sh [BUILD_DIR] [RUNS]   (defaults: build, 5; root)
 #

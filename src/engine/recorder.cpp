@@ -154,7 +154,8 @@ void Recorder::exec_entry(pid_t tid) {
     // search) just reads it again later.
     if (const TaskEntry* task = table_.task(tid)) measure_image(tid, task->process, false);
     // The exec will drop the old image's memory: a release point.
-    snapshot(SnapshotCause::Release);
+    snapshot(SnapshotCause::Release, tid);
+    forget_file_runs(tid);
 }
 
 void Recorder::exec_done(pid_t tid, pid_t former_tid) {
@@ -215,7 +216,8 @@ void Recorder::task_exiting(pid_t tid) {
     measure_image(tid, index, true);
     // The moment a process ends, its memory and everyone else's are all still
     // in place: a release point.
-    snapshot(SnapshotCause::Release);
+    snapshot(SnapshotCause::Release, tid);
+    forget_file_runs(tid);
     if (live) {
         hand_on_mm(proc.pid);  // CLONE_VM children of it still run in its mm
         live->mm_released = true;
@@ -285,6 +287,7 @@ void Recorder::task_reaped(pid_t tid, const ExitStatus& exit, OptionalBytes ru_m
         proc.images.back().measured = true;
     }
     table_.remove_live(proc.pid);
+    file_runs_cache_.erase(index);
     if (tid == root_pid_) {
         root_exited_ = true;
         result_.exit = exit;
@@ -293,7 +296,9 @@ void Recorder::task_reaped(pid_t tid, const ExitStatus& exit, OptionalBytes ru_m
 }
 
 void Recorder::memory_released(pid_t tid) {
-    if (table_.task(tid)) snapshot(SnapshotCause::Release);
+    if (!table_.task(tid)) return;
+    snapshot(SnapshotCause::Release, tid);
+    forget_file_runs(tid);  // what it maps changes now
 }
 
 void Recorder::tick() { snapshot(SnapshotCause::Timer); }
@@ -362,7 +367,7 @@ void Recorder::tree_total_seen(int64_t t_ns, uint64_t total_bytes) {
     append_bounded(result_.timeline, TimelinePoint{t_ns, total_bytes, {}}, options_.max_timeline_points);
 }
 
-void Recorder::snapshot(SnapshotCause cause) {
+void Recorder::snapshot(SnapshotCause cause, pid_t releasing_tid) {
     if (totals_from_backend_) return;
     auto& live = table_.live_processes();
     if (live.empty()) return;
@@ -389,11 +394,15 @@ void Recorder::snapshot(SnapshotCause cause) {
     const int64_t cpu_start_ns = os::thread_cpu_ns();
     SnapshotSum sum;
     std::unordered_map<uint32_t, FamilyTally> families;  // those with two or more live members
+    for (auto& [index, cached] : file_runs_cache_) cached.seen_shared_bytes = UINT64_MAX;  // read below
     for (auto&& [pid, process] : live) {
         if (process.mm_released) continue;
         const auto statm = probe_.statm(process.reader_tid);
         if (!statm) continue;
         process.max_resident_bytes = std::max(process.max_resident_bytes, statm->resident_bytes);
+        if (!file_runs_cache_.empty())
+            if (auto cached = file_runs_cache_.find(process.sampled.index); cached != file_runs_cache_.end())
+                cached->second.seen_shared_bytes = statm->shared_bytes;
         if (table_.family_size(process.sampled.family) > 1) {
             families[process.sampled.family].add(process.sampled, *statm);
             sum.add_member_shared(process.sampled, *statm);
@@ -403,13 +412,19 @@ void Recorder::snapshot(SnapshotCause cause) {
         }
     }
     if (!families.empty()) add_families(sum, families);
+    if (!sum.shared_resolved()) add_file_union(sum, cpu_start_ns, releasing_tid);
     SnapshotTotal total = std::move(sum).finish();
     last_snapshot_cost_ns_ = os::thread_cpu_ns() - cpu_start_ns;
     last_snapshot_processes_ = live.size();
     snapshot_spent_ns_ += last_snapshot_cost_ns_;
     tally_.best_bytes = std::max(tally_.best_bytes.value_or(0), total.total_bytes);
-    if (!total.exact() && total.upper_bytes > *tally_.best_bytes)
+    if (!total.exact() && total.upper_bytes > *tally_.best_bytes) {
         tally_.unresolved_upper_bytes = std::max(tally_.unresolved_upper_bytes, total.upper_bytes);
+        tally_.unresolved_by_file_pages = tally_.unresolved_by_file_pages || !total.file_pages_exact;
+        // Bounds beyond what the file pages' bounds explain: a family's.
+        const uint64_t file_gap = total.file_pages_exact ? 0 : total.file_pages_upper_bytes - total.file_pages_lower_bytes;
+        tally_.unresolved_by_families = tally_.unresolved_by_families || total.upper_bytes - total.total_bytes > file_gap;
+    }
     // Nothing owned yet (the root before its first exec is max_rss's own
     // copy): no point, rather than a zero that reads as "measured, empty".
     if (total.total_bytes == 0) return;

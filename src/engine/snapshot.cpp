@@ -69,9 +69,11 @@ void SnapshotSum::add_contributor(uint32_t index, uint64_t bytes) {
 
 void SnapshotSum::add_member_shared(const SampledProcess& process, const StatmSample& sample) {
     // File-backed and shmem pages are mostly the same pages in several
-    // processes (libraries, MAP_SHARED): counted once, as the largest set.
-    if (process.origin != ImageOrigin::SharedMm)
-        largest_shared_bytes_ = std::max(largest_shared_bytes_, sample.shared_bytes);
+    // processes (libraries, MAP_SHARED): at least the largest set, at most
+    // all of them, exactly their union once it is read.
+    if (process.origin == ImageOrigin::SharedMm) return;
+    largest_shared_bytes_ = std::max(largest_shared_bytes_, sample.shared_bytes);
+    sum_shared_bytes_ += sample.shared_bytes;
 }
 
 void SnapshotSum::add_alone(const SampledProcess& process, const StatmSample& sample) {
@@ -116,8 +118,11 @@ void SnapshotSum::add_family(std::span<const FamilyMember> members) {
 
 SnapshotTotal SnapshotSum::finish() && {
     SnapshotTotal t;
-    t.total_bytes = lower_total_bytes_ + largest_shared_bytes_;
-    t.upper_bytes = upper_total_bytes_ + largest_shared_bytes_;
+    t.total_bytes = lower_total_bytes_ + shared_lower_bytes();
+    t.upper_bytes = upper_total_bytes_ + shared_upper_bytes();
+    t.file_pages_exact = shared_resolved();
+    t.file_pages_lower_bytes = shared_lower_bytes();
+    t.file_pages_upper_bytes = shared_upper_bytes();
     std::sort(top_.begin(), top_.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     // One point per snapshot is kept: a vector of exactly its size.
     t.top.assign(top_.begin(), top_.end());

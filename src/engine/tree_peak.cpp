@@ -74,7 +74,10 @@ TreePeak compute_tree_peak(const std::deque<Process>& processes, const SnapshotT
         peak.inexact_reason = InexactReason::NoReleasePoints;
     else if (tally.release_points_skipped > 0) peak.inexact_reason = InexactReason::SnapshotsSkipped;
     else if (tally.exits_unseen > 0) peak.inexact_reason = InexactReason::ExitsUnseen;
-    else if (tally.unresolved_upper_bytes > peak.tree_bytes) peak.inexact_reason = InexactReason::FamiliesUnresolved;
+    else if (tally.unresolved_upper_bytes > peak.tree_bytes)
+        peak.inexact_reason = tally.unresolved_by_file_pages && !tally.unresolved_by_families
+                                  ? InexactReason::FilePagesUnresolved
+                                  : InexactReason::FamiliesUnresolved;
     if (peak.inexact_reason == InexactReason::None) {
         peak.method = PeakMethod::Exact;
         return peak;
@@ -86,7 +89,9 @@ TreePeak compute_tree_peak(const std::deque<Process>& processes, const SnapshotT
     // bounds what the tree held there. Unresolved families only: the largest
     // of their snapshots' upper bounds.
     uint64_t upper = std::max(peak.tree_bytes, tally.unresolved_upper_bytes);
-    if (peak.inexact_reason != InexactReason::FamiliesUnresolved) upper = std::max(upper, peak.overlapping_peaks_bytes);
+    if (peak.inexact_reason != InexactReason::FamiliesUnresolved &&
+        peak.inexact_reason != InexactReason::FilePagesUnresolved)
+        upper = std::max(upper, peak.overlapping_peaks_bytes);
     peak.upper_bound_bytes = upper;
     return peak;
 }

@@ -91,6 +91,7 @@ const char* inexact_reason_name(InexactReason reason) {
         case InexactReason::NoReleasePoints: return "no-release-points";
         case InexactReason::SnapshotsSkipped: return "snapshots-skipped";
         case InexactReason::FamiliesUnresolved: return "families-unresolved";
+        case InexactReason::FilePagesUnresolved: return "file-pages-unresolved";
         case InexactReason::ProcessesUntracked: return "processes-untracked";
         case InexactReason::ExitsUnseen: return "exits-unseen";
     }
@@ -109,6 +110,9 @@ std::string describe_inexact(InexactReason reason) {
         case InexactReason::FamiliesUnresolved:
             return "copy-on-write pages shared by forked processes could not be counted exactly at every "
                    "moment (too costly here, or not visible to the backend)";
+        case InexactReason::FilePagesUnresolved:
+            return "file-backed and shared-memory pages held by several processes could not be counted once each "
+                   "at every moment (their page sets could not be read, or reading them cost too much)";
         case InexactReason::ProcessesUntracked:
             return "some processes could not be followed at all (the eBPF backend's tables were full), so what they "
                    "held is missing and nothing bounds it";

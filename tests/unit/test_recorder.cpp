@@ -52,6 +52,21 @@ public:
         return find(smaps, tid);
     }
     Program program(pid_t pid) override { return find(programs, pid).value_or(Program{{"?"}, "/?"}); }
+    // Each process's file pages: those set here, else its statm's shared
+    // pages as the first pages of one file all processes map (a library).
+    std::map<pid_t, std::vector<procfs::FilePageRun>> file_runs;
+    int file_reads = 0;
+    bool file_pages(pid_t tid, std::vector<procfs::FilePageRun>& runs) override {
+        ++file_reads;
+        if (auto it = file_runs.find(tid); it != file_runs.end()) {
+            runs.insert(runs.end(), it->second.begin(), it->second.end());
+            return true;
+        }
+        const auto statm = find(statms, tid);
+        if (!statm) return false;
+        runs.push_back(procfs::FilePageRun{1, 1, 0, statm->shared_bytes / 4096});
+        return true;
+    }
     // The pid counter, when a test sets it; pairs of pids in one address space.
     std::optional<pid_t> newest;
     std::map<std::pair<pid_t, pid_t>, bool> same_mm;
@@ -87,6 +102,15 @@ void start_root(Recorder& rec, FakeProbe& probe) {
     probe.programs[100] = Program{{"prog"}, "/bin/prog"};
     rec.root_started(100);
     rec.exec_done(100, 100);
+}
+
+// The root forks child, which execs /bin/child at once.
+void start_exec_child(Recorder& rec, FakeProbe& probe, pid_t child) {
+    rec.task_created(child, 100, CloneKind::Fork);
+    probe.set(child, 1, 1, 0);
+    rec.first_stop(child);
+    probe.programs[child] = Program{{"child"}, "/bin/child"};
+    rec.exec_done(child, child);
 }
 
 }  // namespace
@@ -435,11 +459,7 @@ TEST_CASE("recorder: a snapshot counts what processes hold at once; a VmHWM belo
     FakeProbe probe;
     Recorder rec({{"prog"}, 20'000'000, 2048}, probe);
     start_root(rec, probe);
-    rec.task_created(101, 100, CloneKind::Fork);
-    probe.set(101, 1, 1, 0);
-    rec.first_stop(101);
-    probe.programs[101] = Program{{"child"}, "/bin/child"};
-    rec.exec_done(101, 101);
+    start_exec_child(rec, probe, 101);
     probe.set(100, 150, 150, 149);
     probe.set(101, 60, 60, 59);
     rec.tick();
@@ -457,6 +477,79 @@ TEST_CASE("recorder: a snapshot counts what processes hold at once; a VmHWM belo
     CHECK(r.warnings[0].kind == Warning::Kind::HwmReset);
     CHECK(r.warnings[0].pid == 100);
     CHECK(r.processes[0].peak_rss_bytes == 150 * MiB);  // the sampled figure
+}
+
+TEST_CASE("recorder: file pages several processes hold count once each, by their union", "[recorder]") {
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 0, 2048}, probe);
+    start_root(rec, probe);
+    start_exec_child(rec, probe, 101);
+    // Each maps 1 MiB of one library and 50 MiB of its own half of a 100 MiB
+    // shared buffer (file 2): 101 MiB of file pages, 51 in each process.
+    probe.set(100, 52, 52, 1, 51);
+    probe.set(101, 52, 52, 1, 51);
+    const uint64_t half = 50 * MiB / 4096;
+    probe.file_runs[100] = {{1, 1, 0, 256}, {1, 2, 0, half}};
+    probe.file_runs[101] = {{1, 1, 0, 256}, {1, 2, half, half}};
+    SECTION("read: the exact total") {
+        rec.task_exiting(101);
+        rec.task_exiting(100);
+        RunResult r = rec.finish();
+        CHECK(r.peak.sampled_bytes == 103 * MiB);  // 1 + 1 anonymous, 101 of file pages
+        CHECK(r.peak.method == PeakMethod::Exact);
+    }
+    SECTION("not readable: bounds, never the largest set presented as exact") {
+        probe.file_runs.clear();
+        struct Unreadable final : public MemoryProbe {
+            FakeProbe& real;
+            explicit Unreadable(FakeProbe& p) : real(p) {}
+            std::optional<procfs::Status> status(pid_t tid) override { return real.status(tid); }
+            std::optional<procfs::Statm> statm(pid_t tid) override { return real.statm(tid); }
+            std::optional<procfs::SmapsRollup> smaps_rollup(pid_t tid) override { return real.smaps_rollup(tid); }
+            Program program(pid_t pid) override { return real.program(pid); }
+        } unreadable(probe);
+        Recorder blind({{"prog"}, 0, 2048}, unreadable);
+        start_root(blind, probe);
+        blind.task_created(101, 100, CloneKind::Fork);
+        blind.first_stop(101);
+        blind.exec_done(101, 101);
+        blind.task_exiting(101);
+        blind.task_exiting(100);
+        RunResult r = blind.finish();
+        CHECK(r.peak.sampled_bytes == 53 * MiB);  // 1 + 1 anonymous, the largest set (51)
+        CHECK(r.peak.method == PeakMethod::LowerBound);
+        CHECK(r.peak.inexact_reason == InexactReason::FilePagesUnresolved);
+        REQUIRE(r.peak.upper_bound_bytes);
+        CHECK(*r.peak.upper_bound_bytes == 104 * MiB);  // both sets in full
+    }
+}
+
+TEST_CASE("recorder: a process's file pages are read again once its shared figure moves", "[recorder]") {
+    FakeProbe probe;
+    Recorder rec({{"prog"}, 0, 2048}, probe);
+    start_root(rec, probe);
+    for (pid_t child : {101, 102}) start_exec_child(rec, probe, child);
+    const uint64_t half = 50 * MiB / 4096;
+    probe.set(100, 52, 52, 1, 51);  // a library and the first half of file 2
+    probe.set(101, 2, 2, 1, 1);     // the library
+    probe.set(102, 2, 2, 1, 1);
+    probe.file_runs[100] = {{1, 1, 0, 256}, {1, 2, 0, half}};
+    probe.file_runs[101] = {{1, 1, 0, 256}};
+    probe.file_runs[102] = {{1, 1, 0, 256}};
+    rec.memory_released(102);  // all three read
+    CHECK(probe.file_reads == 3);
+    // 101 maps the other half; 100 is unchanged, and is not read again. (102
+    // went through a release point: its pages are read again.)
+    probe.set(101, 52, 52, 1, 51);
+    probe.file_runs[101] = {{1, 1, 0, 256}, {1, 2, half, half}};
+    rec.memory_released(102);
+    CHECK(probe.file_reads == 5);
+    rec.task_exiting(102);
+    rec.task_exiting(101);
+    rec.task_exiting(100);
+    RunResult r = rec.finish();
+    CHECK(r.peak.sampled_bytes == 104 * MiB);  // 3 anonymous, the library and both halves
+    CHECK(r.peak.method == PeakMethod::Exact);
 }
 
 TEST_CASE("recorder: a process that outlives its creator is an orphan", "[recorder]") {

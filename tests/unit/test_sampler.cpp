@@ -42,7 +42,7 @@ TEST_CASE("a forked process whose sharers are unknown counts by bounds", "[sampl
     const SnapshotTotal t = sum_alone({{sampled(0, ImageOrigin::Exec), statm(101, 1)}, {orphan, statm(121, 1)}});
     // The root's 100 and the orphan's growth (surely distinct), 1 of libraries.
     CHECK(t.total_bytes == 121 * MiB);
-    CHECK(t.upper_bytes == 221 * MiB);  // all of both
+    CHECK(t.upper_bytes == 222 * MiB);  // all of both, each one's libraries too (their union not read)
     CHECK_FALSE(t.exact());
     // In a family, Pss_Anon does not make it exact: pages may be mapped outside it.
     FamilyTally family;
@@ -60,10 +60,42 @@ TEST_CASE("a forked process whose sharers are unknown counts by bounds", "[sampl
 TEST_CASE("a snapshot counts shared pages once", "[sampler]") {
     // A parent with 100 MiB MAP_SHARED and 4 exec'd children that map it all:
     // each has 102 MiB resident of which 101 is shmem and libraries.
-    std::vector<std::pair<SampledProcess, StatmSample>> samples{{sampled(0, ImageOrigin::Exec), statm(102, 101)}};
-    for (uint32_t i = 1; i <= 4; ++i) samples.push_back({sampled(i, ImageOrigin::Exec), statm(102, 101)});
-    auto t = sum_alone(samples);
-    CHECK(t.total_bytes == 101 * MiB + 5 * MiB);  // each one's 1 MiB anon + the shared set once
+    SnapshotSum sum;
+    sum.add_alone(sampled(0, ImageOrigin::Exec), statm(102, 101));
+    for (uint32_t i = 1; i <= 4; ++i) sum.add_alone(sampled(i, ImageOrigin::Exec), statm(102, 101));
+    CHECK_FALSE(sum.shared_resolved());
+    SECTION("until their union is read, bounds: the largest set, and every set in full") {
+        CHECK(sum.upper_with(0) == 5 * MiB + 5 * 101 * MiB);
+        auto t = std::move(sum).finish();
+        CHECK(t.total_bytes == 101 * MiB + 5 * MiB);
+        CHECK(t.upper_bytes == 5 * 101 * MiB + 5 * MiB);
+        CHECK_FALSE(t.exact());
+    }
+    SECTION("their union, read: the same pages in all five, once") {
+        sum.set_shared_union(101 * MiB);
+        CHECK(sum.shared_resolved());
+        auto t = std::move(sum).finish();
+        CHECK(t.total_bytes == 101 * MiB + 5 * MiB);  // each one's 1 MiB anon + the shared set once
+        CHECK(t.exact());
+    }
+    SECTION("each touched its own fifth of the buffer: the union is all of them") {
+        SnapshotSum parts;
+        for (uint32_t i = 0; i < 5; ++i) parts.add_alone(sampled(i, ImageOrigin::Exec), statm(22, 21));
+        parts.set_shared_union(101 * MiB);  // 1 MiB of libraries + five distinct 20 MiB parts
+        auto t = std::move(parts).finish();
+        CHECK(t.total_bytes == 101 * MiB + 5 * MiB);  // not the largest set's 21
+        CHECK(t.exact());
+    }
+}
+
+TEST_CASE("one process holding file pages needs no union", "[sampler]") {
+    SnapshotSum sum;
+    sum.add_alone(sampled(0, ImageOrigin::Exec), statm(50, 30));
+    sum.add_alone(sampled(1, ImageOrigin::Exec), statm(10, 0));
+    sum.add_alone(sampled(2, ImageOrigin::SharedMm), statm(50, 30));  // its creator's memory
+    CHECK(sum.shared_resolved());
+    auto t = std::move(sum).finish();
+    CHECK(t.total_bytes == 60 * MiB);
     CHECK(t.exact());
 }
 
@@ -95,6 +127,7 @@ TEST_CASE("a fork family resolved by Pss_Anon is exact", "[sampler]") {
                                       member(sampled(1, ImageOrigin::Fork, statm(101, 1)), statm(101, 1), 100)};
     CHECK(sum.upper_with(family_bounds(m).upper_bytes) == 10 * MiB + 200 * MiB + 2 * MiB);
     sum.add_family(m);
+    sum.set_shared_union(2 * MiB);  // the members' libraries are the lone process's too
     auto t = std::move(sum).finish();
     CHECK(t.exact());
     CHECK(t.total_bytes == 10 * MiB + 200 * MiB + 2 * MiB);
@@ -112,7 +145,7 @@ TEST_CASE("a fork family left unresolved gives bounds, not a figure", "[sampler]
     auto t = std::move(sum).finish();
     CHECK_FALSE(t.exact());
     CHECK(t.total_bytes == 101 * MiB);
-    CHECK(t.upper_bytes == 201 * MiB);
+    CHECK(t.upper_bytes == 202 * MiB);  // both members' libraries too: their union was not read
 }
 
 TEST_CASE("a snapshot sums private memory and keeps the largest contributors", "[sampler]") {

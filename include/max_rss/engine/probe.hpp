@@ -5,11 +5,13 @@
 
 #include <max_rss/model.hpp>
 #include <max_rss/os/address_space.hpp>
+#include <max_rss/procfs/file_pages.hpp>
 #include <max_rss/procfs/procfs.hpp>
 
 #include <sys/types.h>
 
 #include <optional>
+#include <vector>
 
 namespace max_rss {
 
@@ -21,6 +23,9 @@ public:
     virtual std::optional<procfs::Statm> statm(pid_t tid) = 0;
     // Walks the page tables: only for stopped tasks, and only when policy says.
     virtual std::optional<procfs::SmapsRollup> smaps_rollup(pid_t tid) = 0;
+    // The resident file and shmem pages of tid's process, by file and page,
+    // appended to runs (file_pages.hpp). False: they could not be read.
+    virtual bool file_pages(pid_t, std::vector<procfs::FilePageRun>&) { return false; }
     // What pid runs since its last exec: argv and executable.
     virtual Program program(pid_t pid) = 0;
     // The pid most recently handed out, and the largest there can be (to look
@@ -39,6 +44,9 @@ public:
     std::optional<procfs::Status> status(pid_t tid) override { return procfs::read_status(tid); }
     std::optional<procfs::Statm> statm(pid_t tid) override { return procfs::read_statm(tid); }
     std::optional<procfs::SmapsRollup> smaps_rollup(pid_t tid) override { return procfs::read_smaps_rollup(tid); }
+    bool file_pages(pid_t tid, std::vector<procfs::FilePageRun>& runs) override {
+        return procfs::read_file_pages(tid, runs);
+    }
     Program program(pid_t pid) override { return Program{procfs::read_cmdline(pid), procfs::read_exe(pid)}; }
     std::optional<pid_t> newest_pid() override { return newest_pid_.read(); }
     pid_t pid_max() override {

@@ -153,7 +153,9 @@ private:
     // A snapshot of every live process now: at a release point (within
     // policy::snapshot_affordable), or from the timer (policy::snapshot_gap_ns).
     enum class SnapshotCause : uint8_t { Release, Timer };
-    void snapshot(SnapshotCause cause);
+    // releasing_tid: the task at the release point (0: none), whose file
+    // pages are not kept for the next snapshot (they change now).
+    void snapshot(SnapshotCause cause, pid_t releasing_tid = 0);
     // Adds the fork families to sum: exactly (smaps_rollup of each member)
     // when they could lift the snapshot above the best so far.
     void add_families(SnapshotSum& sum, std::unordered_map<uint32_t, FamilyTally>& families);
@@ -171,6 +173,12 @@ private:
         std::vector<UnseenRead> unseen;
     };
     std::optional<FamilyReads> read_families(const std::unordered_map<uint32_t, FamilyTally>& families);
+    // Counts the tree's file-backed and shmem pages once each (the union of
+    // every live process's set, file_pages.hpp) when more than one process
+    // holds such pages and they could lift the snapshot above the best so
+    // far; else they stay bounds. cpu_start_ns: the snapshot's start (its
+    // cost so far counts against the budget).
+    void add_file_union(SnapshotSum& sum, int64_t cpu_start_ns, pid_t releasing_tid);
     // The live process whose address space creator_pid runs in (itself, or
     // the one it shares with), or nullptr: not a live process of the tree.
     const LiveProcess* creator_owner(pid_t creator_pid);
@@ -191,6 +199,21 @@ private:
     bool family_reads_settled_ = true;
     uint32_t next_serial_ = 1;
     std::optional<uint64_t> cgroup_peak_bytes_;
+    std::vector<procfs::FilePageRun> file_runs_;  // add_file_union's, kept for its capacity
+    // The file pages of some processes as last read, by process index, with
+    // their statm shared figure then: a process's file pages only grow
+    // between its release points, so while that figure is the same, so are
+    // its pages (a fork loop's parent is not read again at each child's
+    // exit). Dropped at its release points, exec and exit; at most
+    // kMostCachedFileRuns processes (max_rss's own memory).
+    struct CachedFileRuns {
+        uint64_t shared_bytes = 0;
+        uint64_t seen_shared_bytes = UINT64_MAX;  // this snapshot's statm figure (UINT64_MAX: not read)
+        std::vector<procfs::FilePageRun> runs;
+    };
+    static constexpr size_t kMostCachedFileRuns = 256;
+    std::unordered_map<uint32_t, CachedFileRuns> file_runs_cache_;
+    void forget_file_runs(pid_t tid);
     SnapshotTally tally_;
     int64_t snapshot_spent_ns_ = 0;  // CPU time (this thread) spent in snapshots so far
     int64_t last_snapshot_ns_ = INT64_MIN / 2;

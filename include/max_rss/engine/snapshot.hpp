@@ -3,9 +3,11 @@
 //
 // A snapshot counts every resident page once:
 //   total = the anonymous pages of the tree, each counted once
-//         + the largest file-backed/shmem resident set of any one process
-//           (libraries and MAP_SHARED memory are mostly the same pages in
-//           every process)
+//         + the file-backed/shmem pages of the tree, each counted once: the
+//           union of every process's set, by file and page (file_pages.hpp),
+//           read when it could lift the snapshot above the best so far;
+//           else bounds: at least the largest one process holds, at most
+//           every process's in full
 // A process that shares no anonymous page with a live relative (it exec'd, or
 // every process it forked from or forked itself has exec'd or ended) owns its
 // anonymous pages alone: statm's resident - shared is exact (~6 us a read, no
@@ -20,6 +22,7 @@
 #include <max_rss/model.hpp>
 #include <max_rss/procfs/procfs.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -104,6 +107,9 @@ struct SnapshotTotal {
     uint64_t total_bytes = 0;  // exact, or the lower bound
     uint64_t upper_bytes = 0;  // == total_bytes when exact
     std::vector<std::pair<uint32_t, uint64_t>> top;  // largest contributors, at most top_n
+    bool file_pages_exact = true;  // the file/shmem part is exact (else bounds)
+    uint64_t file_pages_lower_bytes = 0;  // that part's bounds, within total_bytes and upper_bytes
+    uint64_t file_pages_upper_bytes = 0;
     [[nodiscard]] bool exact() const { return upper_bytes <= total_bytes; }
 };
 
@@ -128,7 +134,15 @@ public:
     // The upper bound of the total if families adding families_upper_bytes
     // were added unresolved (their shared parts already added).
     [[nodiscard]] uint64_t upper_with(uint64_t families_upper_bytes) const {
-        return upper_total_bytes_ + families_upper_bytes + largest_shared_bytes_;
+        return upper_total_bytes_ + families_upper_bytes + shared_upper_bytes();
+    }
+    // The file-backed/shmem pages of every process added, each counted once
+    // (the union of their sets).
+    void set_shared_union(uint64_t bytes) { shared_union_bytes_ = bytes; }
+    // Whether the file-backed/shmem part is exact: its union was read, or at
+    // most one process holds such pages (the largest set is then all of them).
+    [[nodiscard]] bool shared_resolved() const {
+        return shared_union_bytes_.has_value() || sum_shared_bytes_ <= largest_shared_bytes_;
     }
     SnapshotTotal finish() &&;  // top sorted largest first
 
@@ -137,6 +151,14 @@ private:
     uint64_t lower_total_bytes_ = 0;
     uint64_t upper_total_bytes_ = 0;
     uint64_t largest_shared_bytes_ = 0;
+    uint64_t sum_shared_bytes_ = 0;
+    std::optional<uint64_t> shared_union_bytes_;
+    [[nodiscard]] uint64_t shared_lower_bytes() const {
+        return std::max(largest_shared_bytes_, shared_union_bytes_.value_or(0));
+    }
+    [[nodiscard]] uint64_t shared_upper_bytes() const {
+        return shared_union_bytes_ ? shared_lower_bytes() : sum_shared_bytes_;
+    }
     std::vector<std::pair<uint32_t, uint64_t>> top_;  // a min-heap on bytes, at most top_n
 };
 

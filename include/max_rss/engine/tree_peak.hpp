@@ -15,6 +15,11 @@ struct SnapshotTally {
     // The largest upper bound of a snapshot whose fork families stayed
     // unresolved and that could have been above best_bytes.
     uint64_t unresolved_upper_bytes = 0;
+    // What left those snapshots unresolved: a fork family's sharing, and/or
+    // the file pages several processes hold (neither set: the backend's own
+    // bound, tree_upper_bound).
+    bool unresolved_by_families = false;
+    bool unresolved_by_file_pages = false;
     uint64_t release_points = 0;          // snapshots taken where memory was about to fall
     uint64_t release_points_skipped = 0;  // release points not measured (cost)
     bool release_points_reported = true;  // false: the backend cannot see them
