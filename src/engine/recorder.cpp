@@ -169,6 +169,7 @@ void Recorder::exec_done(pid_t tid, pid_t former_tid) {
     if (former_tid != 0 && former_tid != tid) table_.retid_task(former_tid, tid);
     Process& proc = table_.process(index);
     const int64_t t = now_ns();
+    drop_cached_file_runs(index);  // a new address space
     if (!proc.images.empty()) proc.images.back().end_ns = t;
     proc.shares_mm_with.reset();  // exec gives the process its own mm
     hand_on_mm(proc.pid);         // CLONE_VM children of it stay in the old one
@@ -287,7 +288,7 @@ void Recorder::task_reaped(pid_t tid, const ExitStatus& exit, OptionalBytes ru_m
         proc.images.back().measured = true;
     }
     table_.remove_live(proc.pid);
-    file_runs_cache_.erase(index);
+    drop_cached_file_runs(index);
     if (tid == root_pid_) {
         root_exited_ = true;
         result_.exit = exit;
@@ -298,7 +299,10 @@ void Recorder::task_reaped(pid_t tid, const ExitStatus& exit, OptionalBytes ru_m
 void Recorder::memory_released(pid_t tid) {
     if (!table_.task(tid)) return;
     snapshot(SnapshotCause::Release, tid);
-    forget_file_runs(tid);  // what it maps changes now
+    // What it maps changes now; and an ftruncate, a hole punched, a
+    // process_madvise or a CLONE_VM sharer's munmap changes what others map
+    // too: every kept set is read again.
+    clear_cached_file_runs();
 }
 
 void Recorder::tick() { snapshot(SnapshotCause::Timer); }

@@ -120,9 +120,11 @@ Scan read_by_ioctl(pid_t tid, std::vector<FilePageRun>& runs) {
             if (errno == EINTR) continue;
             return errno == ENOTTY || errno == EINVAL ? Scan::Unsupported : Scan::Failed;
         }
+        addr = q.vma_end;
+        // hugetlbfs pages are not resident memory as statm and VmRSS count it.
+        if (q.vma_page_size != page_size()) continue;
         vmas.push_back(MapsFileRange{q.vma_start, q.vma_end, q.vma_offset, makedev(q.dev_major, q.dev_minor),
                                      q.inode});
-        addr = q.vma_end;
     }
     std::array<PageRegion, 256> regions{};
     for (size_t first = 0; first < vmas.size();) {

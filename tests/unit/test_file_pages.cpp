@@ -56,12 +56,8 @@ TEST_CASE("file pages: runs of several processes unite page by page", "[procfs]"
 }
 
 namespace {
-// A child that maps 64 pages of a memfd and touches pages 8-23, and maps
-// the same memfd again at offset 32 pages and touches its first 4 (pages
-// 32-35), then waits (stopped by the read of a pipe) until killed.
 struct Holder {
     pid_t pid = -1;
-    ino_t memfd_inode = 0;
     ~Holder() {
         if (pid > 0) {
             ::kill(pid, SIGKILL);
@@ -69,57 +65,82 @@ struct Holder {
         }
     }
 };
+
+std::vector<FilePageRun> of_inode(const std::vector<FilePageRun>& runs, ino_t inode) {
+    std::vector<FilePageRun> out;
+    std::copy_if(runs.begin(), runs.end(), std::back_inserter(out),
+                 [&](const FilePageRun& r) { return r.inode == inode; });
+    return out;
+}
 }  // namespace
 
 TEST_CASE("file pages: a live process's resident file pages, by file and page, both ways", "[procfs]") {
     const long page = ::sysconf(_SC_PAGESIZE);
-    const int fd = ::memfd_create("file_pages_test", 0);
-    REQUIRE(fd >= 0);
-    REQUIRE(::ftruncate(fd, 64 * page) == 0);
-    struct stat st {};
-    REQUIRE(::fstat(fd, &st) == 0);
+    // memfd a (256 pages): pages 8-23 through one mapping, 32-35 through a
+    // second; 100-107 and 200-207 through two mappings side by side in
+    // memory (one run of present pages across two mappings). memfd b (2048
+    // pages): every other page, 1,024 runs (more than one scan's vector).
+    const int a = ::memfd_create("file_pages_a", 0);
+    const int b = ::memfd_create("file_pages_b", 0);
+    REQUIRE(a >= 0);
+    REQUIRE(b >= 0);
+    REQUIRE(::ftruncate(a, 256 * page) == 0);
+    REQUIRE(::ftruncate(b, 2048 * page) == 0);
+    struct stat st_a {}, st_b {};
+    REQUIRE(::fstat(a, &st_a) == 0);
+    REQUIRE(::fstat(b, &st_b) == 0);
     int ready[2], hold[2];
     REQUIRE(::pipe(ready) == 0);
     REQUIRE(::pipe(hold) == 0);
     Holder holder;
-    holder.memfd_inode = st.st_ino;
     holder.pid = ::fork();
     REQUIRE(holder.pid >= 0);
     if (holder.pid == 0) {
-        auto* a = static_cast<char*>(::mmap(nullptr, 64 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
-        auto* b = static_cast<char*>(::mmap(nullptr, 8 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 32 * page));
-        if (a == MAP_FAILED || b == MAP_FAILED) ::_exit(1);
-        for (long i = 8; i < 24; ++i) a[i * page] = 1;
-        for (long i = 0; i < 4; ++i) b[i * page] = 1;
+        constexpr int prot = PROT_READ | PROT_WRITE;
+        auto* m1 = static_cast<char*>(::mmap(nullptr, 64 * page, prot, MAP_SHARED, a, 0));
+        auto* m2 = static_cast<char*>(::mmap(nullptr, 8 * page, prot, MAP_SHARED, a, 32 * page));
+        auto* m3 = static_cast<char*>(::mmap(nullptr, 16 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        auto* mb = static_cast<char*>(::mmap(nullptr, 2048 * page, prot, MAP_SHARED, b, 0));
+        if (m1 == MAP_FAILED || m2 == MAP_FAILED || m3 == MAP_FAILED || mb == MAP_FAILED) ::_exit(1);
+        if (::mmap(m3, 8 * page, prot, MAP_SHARED | MAP_FIXED, a, 100 * page) == MAP_FAILED ||
+            ::mmap(m3 + 8 * page, 8 * page, prot, MAP_SHARED | MAP_FIXED, a, 200 * page) == MAP_FAILED)
+            ::_exit(1);
+        for (long i = 8; i < 24; ++i) m1[i * page] = 1;
+        for (long i = 0; i < 4; ++i) m2[i * page] = 1;
+        for (long i = 0; i < 16; ++i) m3[i * page] = 1;
+        for (long i = 0; i < 2048; i += 2) mb[i * page] = 1;
         char c = 'r';
         if (::write(ready[1], &c, 1) != 1) ::_exit(1);
         (void)::read(hold[0], &c, 1);
         ::_exit(0);
     }
     char c = 0;
-    REQUIRE(::read(ready[0], &c, 1) == 1);  // mapped and touched
-    for (const auto method : {procfs::FilePagesMethod::Ioctl, procfs::FilePagesMethod::Text}) {
-        std::vector<FilePageRun> runs;
-        if (!procfs::read_file_pages(holder.pid, runs, method)) {
-            // Only the ioctls may be missing (a kernel before 6.11).
-            CHECK(method == procfs::FilePagesMethod::Ioctl);
-            WARN("PAGEMAP_SCAN/PROCMAP_QUERY not available: only the text method checked");
-            continue;
-        }
-        procfs::merge_file_page_runs(runs);
-        std::vector<FilePageRun> memfd;
-        std::copy_if(runs.begin(), runs.end(), std::back_inserter(memfd),
-                     [&](const FilePageRun& r) { return r.inode == holder.memfd_inode; });
-        REQUIRE(memfd.size() == 2);
-        CHECK(memfd[0].first_page == 8);
-        CHECK(memfd[0].pages == 16);
-        CHECK(memfd[1].first_page == 32);
-        CHECK(memfd[1].pages == 4);
-        // And the rest are the test binary's and its libraries' pages.
-        CHECK(runs.size() > 2);
+    REQUIRE(::read(ready[0], &c, 1) == 1);  // mapped and touched; it does nothing more
+    std::vector<FilePageRun> by_text;
+    REQUIRE(procfs::read_file_pages(holder.pid, by_text, procfs::FilePagesMethod::Text));
+    procfs::merge_file_page_runs(by_text);
+    const auto runs_a = of_inode(by_text, st_a.st_ino);
+    REQUIRE(runs_a.size() == 4);
+    const uint64_t dev = runs_a[0].dev;  // the memfd's: shmem's device
+    CHECK(runs_a == std::vector<FilePageRun>{{dev, st_a.st_ino, 8, 16},
+                                             {dev, st_a.st_ino, 32, 4},
+                                             {dev, st_a.st_ino, 100, 8},
+                                             {dev, st_a.st_ino, 200, 8}});
+    const auto runs_b = of_inode(by_text, st_b.st_ino);
+    CHECK(runs_b.size() == 1024);
+    CHECK(std::all_of(runs_b.begin(), runs_b.end(),
+                      [](const FilePageRun& r) { return r.pages == 1 && r.first_page % 2 == 0; }));
+    CHECK(by_text.size() > 1024 + 4);  // and the test binary's and its libraries' pages
+    std::vector<FilePageRun> by_ioctl;
+    if (procfs::read_file_pages(holder.pid, by_ioctl, procfs::FilePagesMethod::Ioctl)) {
+        procfs::merge_file_page_runs(by_ioctl);
+        CHECK(by_ioctl == by_text);  // every run of every file, the same both ways
+    } else {
+        WARN("PAGEMAP_SCAN/PROCMAP_QUERY not available (Linux < 6.11): only the text method checked");
     }
     std::vector<FilePageRun> auto_chosen;
     CHECK(procfs::read_file_pages(holder.pid, auto_chosen));
     CHECK_FALSE(procfs::read_file_pages(999999999, auto_chosen));  // no such process
-    ::close(fd);
+    ::close(a);
+    ::close(b);
 }

@@ -528,28 +528,35 @@ TEST_CASE("recorder: a process's file pages are read again once its shared figur
     FakeProbe probe;
     Recorder rec({{"prog"}, 0, 2048}, probe);
     start_root(rec, probe);
-    for (pid_t child : {101, 102}) start_exec_child(rec, probe, child);
+    for (pid_t child : {101, 102, 103, 104}) start_exec_child(rec, probe, child);
     const uint64_t half = 50 * MiB / 4096;
     probe.set(100, 52, 52, 1, 51);  // a library and the first half of file 2
-    probe.set(101, 2, 2, 1, 1);     // the library
-    probe.set(102, 2, 2, 1, 1);
+    for (pid_t child : {101, 102, 103, 104}) {
+        probe.set(child, 2, 2, 1, 1);  // the library
+        probe.file_runs[child] = {{1, 1, 0, 256}};
+    }
     probe.file_runs[100] = {{1, 1, 0, 256}, {1, 2, 0, half}};
-    probe.file_runs[101] = {{1, 1, 0, 256}};
-    probe.file_runs[102] = {{1, 1, 0, 256}};
-    rec.memory_released(102);  // all three read
-    CHECK(probe.file_reads == 3);
-    // 101 maps the other half; 100 is unchanged, and is not read again. (102
-    // went through a release point: its pages are read again.)
-    probe.set(101, 52, 52, 1, 51);
-    probe.file_runs[101] = {{1, 1, 0, 256}, {1, 2, half, half}};
-    rec.memory_released(102);
+    rec.task_exiting(102);  // all five read
     CHECK(probe.file_reads == 5);
-    rec.task_exiting(102);
-    rec.task_exiting(101);
-    rec.task_exiting(100);
-    RunResult r = rec.finish();
-    CHECK(r.peak.sampled_bytes == 104 * MiB);  // 3 anonymous, the library and both halves
-    CHECK(r.peak.method == PeakMethod::Exact);
+    SECTION("an exit: the others' sets are kept while their figures stay") {
+        // 101 maps the other half: read again; 100, 103 and 104 are not.
+        probe.set(101, 52, 52, 1, 51);
+        probe.file_runs[101] = {{1, 1, 0, 256}, {1, 2, half, half}};
+        rec.task_exiting(103);
+        CHECK(probe.file_reads == 6);
+        rec.task_exiting(104);
+        rec.task_exiting(101);
+        rec.task_exiting(100);
+        RunResult r = rec.finish();
+        CHECK(r.peak.sampled_bytes == 105 * MiB);  // 5 anonymous, the library and both halves
+        CHECK(r.peak.method == PeakMethod::Exact);
+    }
+    SECTION("after a release point (a truncate, say), every set is read again") {
+        rec.memory_released(103);
+        CHECK(probe.file_reads == 5);  // its snapshot is before the call: the sets stand
+        rec.task_exiting(104);
+        CHECK(probe.file_reads == 5 + 4);  // 100, 101, 103 and 104
+    }
 }
 
 TEST_CASE("recorder: a process that outlives its creator is an orphan", "[recorder]") {

@@ -211,9 +211,15 @@ private:
         uint64_t seen_shared_bytes = UINT64_MAX;  // this snapshot's statm figure (UINT64_MAX: not read)
         std::vector<procfs::FilePageRun> runs;
     };
-    static constexpr size_t kMostCachedFileRuns = 256;
+    static constexpr size_t kMostCachedFileRuns = 256;       // processes
+    static constexpr size_t kMostCachedRuns = 65536;          // runs in all (2 MiB)
+    static constexpr size_t kMostRunsOfOneCached = 4096;      // a process with more is read each time
     std::unordered_map<uint32_t, CachedFileRuns> file_runs_cache_;
+    size_t cached_runs_ = 0;
+    int64_t file_read_cost_ns_ = 0;  // what reading one process's file pages cost, lately (CPU)
     void forget_file_runs(pid_t tid);
+    void drop_cached_file_runs(uint32_t index);
+    void clear_cached_file_runs();
     SnapshotTally tally_;
     int64_t snapshot_spent_ns_ = 0;  // CPU time (this thread) spent in snapshots so far
     int64_t last_snapshot_ns_ = INT64_MIN / 2;

@@ -12,7 +12,11 @@
 // (memfd, MAP_SHARED|MAP_ANONYMOUS, SysV, tmpfs). Copy-on-write copies of a
 // private file mapping are anonymous, counted with the anonymous pages. Left
 // out: the vDSO (two pages, the same in every process, that RssFile counts),
-// and pages of device mappings with no struct page.
+// pages of device mappings with no struct page, and hugetlbfs mappings (not
+// in RSS; the text method, on kernels before 6.11, cannot tell them apart).
+// A file is named by the device and inode /proc/<pid>/maps shows: on btrfs,
+// subvolumes share one device and reuse inode numbers, so two files of
+// different subvolumes with the same inode number share a name here.
 #pragma once
 
 #include <sys/types.h>
