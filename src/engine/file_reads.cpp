@@ -19,6 +19,11 @@ void Recorder::add_file_union(SnapshotSum& sum, int64_t cpu_start_ns, pid_t rele
         return policy::snapshot_affordable(snapshot_spent_ns_ + (os::thread_cpu_ns() - cpu_start_ns), now_ns(), 0);
     };
     if (!family_reads_settled_ || !affordable()) return;
+    // A tree this wide is measured by bounds: reading thousands of
+    // processes at each release point costs more than the budget allows
+    // (and the time it takes lets the tree run far ahead of the tracer,
+    // which grows max_rss's own memory).
+    if (table_.live_processes().size() > kMostProcessesUnited) return;
     // Thousands of processes, few of them read lately: what reading them
     // would cost, by what reads cost lately, is weighed first, so that a read
     // the budget cannot finish is not begun (the snapshot keeps bounds).
@@ -84,7 +89,7 @@ void Recorder::add_file_union(SnapshotSum& sum, int64_t cpu_start_ns, pid_t rele
         // Most runs are the same libraries in every process: merged as they
         // come, a wide tree's runs take the room of their union, not of
         // every process's copy (max_rss's own memory).
-        if (file_runs_.size() > 2 * merged_runs + 4096) {
+        if (file_runs_.size() > 2 * merged_runs + 512) {
             procfs::merge_file_page_runs(file_runs_);
             merged_runs = file_runs_.size();
         }
@@ -92,7 +97,7 @@ void Recorder::add_file_union(SnapshotSum& sum, int64_t cpu_start_ns, pid_t rele
     }
     sum.set_shared_union(procfs::merge_file_page_runs(file_runs_) * page_bytes);
     // A large read's room is not kept for the rest of the run.
-    if (file_runs_.capacity() > kMostCachedRuns) std::vector<procfs::FilePageRun>().swap(file_runs_);
+    if (file_runs_.capacity() > 1024) std::vector<procfs::FilePageRun>().swap(file_runs_);
 }
 
 void Recorder::forget_file_runs(pid_t tid) {

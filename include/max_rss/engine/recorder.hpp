@@ -204,16 +204,18 @@ private:
     // their statm shared figure then: a process's file pages only grow
     // between its release points, so while that figure is the same, so are
     // its pages (a fork loop's parent is not read again at each child's
-    // exit). Dropped at its release points, exec and exit; at most
-    // kMostCachedFileRuns processes (max_rss's own memory).
+    // exit). Dropped at any release point, and at its exec and exit; at
+    // most kMostCachedFileRuns processes and kMostCachedRuns runs (max_rss's
+    // own memory: 10,000 live processes must not grow it).
     struct CachedFileRuns {
         uint64_t shared_bytes = 0;
         uint64_t seen_shared_bytes = UINT64_MAX;  // this snapshot's statm figure (UINT64_MAX: not read)
         std::vector<procfs::FilePageRun> runs;
     };
-    static constexpr size_t kMostCachedFileRuns = 256;       // processes
-    static constexpr size_t kMostCachedRuns = 65536;          // runs in all (2 MiB)
-    static constexpr size_t kMostRunsOfOneCached = 4096;      // a process with more is read each time
+    static constexpr size_t kMostProcessesUnited = 1024;  // live processes; more: the file part stays bounds
+    static constexpr size_t kMostCachedFileRuns = 32;    // processes
+    static constexpr size_t kMostCachedRuns = 4096;      // runs in all (128 KiB)
+    static constexpr size_t kMostRunsOfOneCached = 1024;  // a process with more is read each time
     std::unordered_map<uint32_t, CachedFileRuns> file_runs_cache_;
     size_t cached_runs_ = 0;
     int64_t file_read_cost_ns_ = 0;  // what reading one process's file pages cost, lately (CPU)
