@@ -299,10 +299,11 @@ void Recorder::task_reaped(pid_t tid, const ExitStatus& exit, OptionalBytes ru_m
 void Recorder::memory_released(pid_t tid) {
     if (!table_.task(tid)) return;
     snapshot(SnapshotCause::Release, tid);
-    // What it maps changes now; and an ftruncate, a hole punched, a
-    // process_madvise or a CLONE_VM sharer's munmap changes what others map
-    // too: every kept set is read again.
-    clear_cached_file_runs();
+    // What it maps changes now (a CLONE_VM sharer's: its owner's).
+    forget_file_runs(tid);
+    if (const TaskEntry* task = table_.task(tid))
+        if (const auto& owner = table_.process(task->process).shares_mm_with)
+            if (const auto index = table_.live_index(*owner)) drop_cached_file_runs(*index);
 }
 
 void Recorder::tick() { snapshot(SnapshotCause::Timer); }
