@@ -46,9 +46,7 @@ void Recorder::add_file_union(SnapshotSum& sum, int64_t cpu_start_ns, pid_t rele
         const auto cached = file_runs_cache_.find(process.sampled.index);
         if (cached != file_runs_cache_.end()) {
             // Its statm as this snapshot read it, a moment ago.
-            const bool same = cached->second.seen_shared_bytes == cached->second.shared_bytes;
-            cached->second.seen_shared_bytes = UINT64_MAX;
-            if (same) {
+            if (cached->second.seen_shared_bytes == cached->second.shared_bytes) {
                 file_runs_.insert(file_runs_.end(), cached->second.runs.begin(), cached->second.runs.end());
                 continue;
             }
@@ -100,9 +98,13 @@ void Recorder::add_file_union(SnapshotSum& sum, int64_t cpu_start_ns, pid_t rele
     if (file_runs_.capacity() > 1024) std::vector<procfs::FilePageRun>().swap(file_runs_);
 }
 
-void Recorder::forget_file_runs(pid_t tid) {
-    if (file_runs_cache_.empty()) return;
-    if (const TaskEntry* task = table_.task(tid)) drop_cached_file_runs(task->process);
+void Recorder::forget_file_runs(pid_t tid, bool its_address_space) {
+    const TaskEntry* task = file_runs_cache_.empty() ? nullptr : table_.task(tid);
+    if (!task) return;
+    drop_cached_file_runs(task->process);
+    if (!its_address_space) return;
+    if (const auto& owner = table_.process(task->process).shares_mm_with)
+        if (const auto index = table_.live_index(*owner)) drop_cached_file_runs(*index);
 }
 
 void Recorder::drop_cached_file_runs(uint32_t index) {

@@ -299,11 +299,7 @@ void Recorder::task_reaped(pid_t tid, const ExitStatus& exit, OptionalBytes ru_m
 void Recorder::memory_released(pid_t tid) {
     if (!table_.task(tid)) return;
     snapshot(SnapshotCause::Release, tid);
-    // What it maps changes now (a CLONE_VM sharer's: its owner's).
-    forget_file_runs(tid);
-    if (const TaskEntry* task = table_.task(tid))
-        if (const auto& owner = table_.process(task->process).shares_mm_with)
-            if (const auto index = table_.live_index(*owner)) drop_cached_file_runs(*index);
+    forget_file_runs(tid, true);
 }
 
 void Recorder::tick() { snapshot(SnapshotCause::Timer); }

@@ -219,7 +219,10 @@ private:
     std::unordered_map<uint32_t, CachedFileRuns> file_runs_cache_;
     size_t cached_runs_ = 0;
     int64_t file_read_cost_ns_ = 0;  // what reading one process's file pages cost, lately (CPU)
-    void forget_file_runs(pid_t tid);
+    // tid's process's kept set; with its_address_space, also that of the
+    // address space's owner when tid's process is a CLONE_VM sharer (its
+    // munmap changes the owner's pages; its exec or exit does not).
+    void forget_file_runs(pid_t tid, bool its_address_space = false);
     void drop_cached_file_runs(uint32_t index);
     void clear_cached_file_runs();
     SnapshotTally tally_;
