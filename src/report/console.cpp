@@ -106,7 +106,7 @@ std::string format_summary(const RunResult& r) {
         out += fmt::format("  {:<17}{:>10}  {}\n", label, value, note);
     };
     if (bound && r.peak.upper_bound_bytes)
-        line("at most:", format_bytes(*r.peak.upper_bound_bytes), describe_inexact(r.peak.inexact_reason));
+        line("at most:", format_bytes(*r.peak.upper_bound_bytes), describe_inexact(r.peak.inexact_reason, r.backend));
     out += at_the_peak(r);
     if (largest) {
         // Name the image that had the peak, not just the last one.

@@ -98,7 +98,7 @@ const char* inexact_reason_name(InexactReason reason) {
     return "unknown";
 }
 
-std::string describe_inexact(InexactReason reason) {
+std::string describe_inexact(InexactReason reason, BackendKind backend) {
     switch (reason) {
         case InexactReason::None: return "";
         case InexactReason::NoReleasePoints:
@@ -111,6 +111,10 @@ std::string describe_inexact(InexactReason reason) {
             return "copy-on-write pages shared by forked processes could not be counted exactly at every "
                    "moment (too costly here, or not visible to the backend)";
         case InexactReason::FilePagesUnresolved:
+            if (backend == BackendKind::Ebpf)
+                return "file-backed and shared-memory pages held by several processes are counted as the largest "
+                       "one process held: the ebpf backend sees how many each holds, not which (--backend ptrace "
+                       "counts each page once)";
             return "file-backed and shared-memory pages held by several processes could not be counted once each "
                    "at every moment (their page sets could not be read, or reading them cost too much)";
         case InexactReason::ProcessesUntracked:

@@ -115,10 +115,14 @@ public:
     // tree_total_seen() records the backend's figures instead.
     void totals_from_backend() { totals_from_backend_ = true; }
     void tree_total_seen(int64_t t_ns, uint64_t total_bytes);
-    // The backend could not count copy-on-write copies exactly: the tree may
-    // have held up to upper_bytes (the peak becomes a lower bound if above it).
-    void tree_upper_bound(uint64_t upper_bytes) {
+    // The backend could not count copy-on-write copies exactly (cow), or
+    // could not count the file and shmem pages several processes held once
+    // each (file_pages): the tree may have held up to upper_bytes (the peak
+    // becomes a lower bound if above it).
+    void tree_upper_bound(uint64_t upper_bytes, bool cow, bool file_pages) {
         tally_.unresolved_upper_bytes = std::max(tally_.unresolved_upper_bytes, upper_bytes);
+        tally_.unresolved_by_families = tally_.unresolved_by_families || cow;
+        tally_.unresolved_by_file_pages = tally_.unresolved_by_file_pages || file_pages;
     }
     // Some processes could not be followed at all: the peak is a lower bound
     // with no upper one.

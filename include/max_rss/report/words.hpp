@@ -25,7 +25,7 @@ std::string describe(const Degradation& degradation);
 const char* peak_method_name(PeakMethod method);
 const char* inexact_reason_name(InexactReason reason);
 // Why the tree peak is a bound, in words ("" when it is exact).
-std::string describe_inexact(InexactReason reason);
+std::string describe_inexact(InexactReason reason, BackendKind backend);
 
 // "ptrace", "sample", "ebpf": as --backend takes them.
 const char* backend_name(BackendKind kind);

@@ -132,12 +132,23 @@ void EbpfBackend::run(RunContext& context) {
     // Without the copy-on-write hooks the headline is a lower bound: said,
     // with the upper one, whenever the two differ by more than the few
     // hundred KiB of libc pages every forked child shares with its parent.
-    const uint64_t upper_bytes = totals.upper_peak_pages * kPageBytes;
     const uint64_t lower_bytes = totals.peak_pages * kPageBytes;
-    if (!program_->exact_cow() && upper_bytes > lower_bytes + kCowSlackBytes) {
-        recorder.warn(Warning{Warning::Kind::CowBounds, 0, lower_bytes, upper_bytes, 0, {}});
-        recorder.tree_upper_bound(upper_bytes);
+    uint64_t upper_bytes = lower_bytes;
+    const bool cow_bounds =
+        !program_->exact_cow() && totals.upper_peak_pages * kPageBytes > lower_bytes + kCowSlackBytes;
+    if (cow_bounds) {
+        recorder.warn(Warning{Warning::Kind::CowBounds, 0, lower_bytes, totals.upper_peak_pages * kPageBytes, 0, {}});
+        // Every moment's anon part is at most the upper peak's, its file part
+        // at most the largest set plus the largest excess.
+        upper_bytes = (totals.upper_peak_pages + totals.shared_excess_peak_pages) * kPageBytes;
     }
+    // The file + shmem part counted is the largest set one address space
+    // held; the tree's is their union, which the kernel side cannot name.
+    // Where a moment's total plus the excess of their sum over the largest
+    // could have beaten the peak, the peak is a lower bound.
+    const bool file_bounds = totals.shared_upper_peak_pages > totals.peak_pages;
+    if (file_bounds) upper_bytes = std::max(upper_bytes, totals.shared_upper_peak_pages * kPageBytes);
+    if (cow_bounds || file_bounds) recorder.tree_upper_bound(upper_bytes, cow_bounds, file_bounds);
     ended_ = true;
 }
 

@@ -173,8 +173,10 @@ bool BpfProgram::ready_for_next_run() {
     if (exit_running && ::syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) != 0) return false;
     const mrss_globals& g = in.globals;
     if (__atomic_load_n(g.shared_max, __ATOMIC_SEQ_CST) != 0) return false;
+    if (__atomic_load_n(g.shared_sum, __ATOMIC_SEQ_CST) != 0) return false;
     // The run's figures, back to those of a fresh load.
-    for (__u64* field : {g.contrib_pages, g.upper_peak_pages, g.peak_pages, g.peak_ns, g.peak_jiffies,
+    for (__u64* field : {g.contrib_pages, g.upper_peak_pages, g.shared_excess, g.shared_excess_peak,
+                         g.shared_upper_peak_pages, g.peak_pages, g.peak_ns, g.peak_jiffies,
                          g.lost_records, g.untracked, g.full_sums, g.anon_sum_pages, g.reader_woken_ns})
         __atomic_store_n(field, 0ULL, __ATOMIC_SEQ_CST);
     for (__s64* field : {g.anon_mapped_pages, g.overcount_pages}) __atomic_store_n(field, 0LL, __ATOMIC_SEQ_CST);
@@ -200,6 +202,8 @@ KernelTotals BpfProgram::totals() const {
     t.peak_pages = read(g.peak_pages);
     t.peak_ns = read(g.peak_ns);
     t.upper_peak_pages = read(g.upper_peak_pages);
+    t.shared_excess_peak_pages = read(g.shared_excess_peak);
+    t.shared_upper_peak_pages = read(g.shared_upper_peak_pages);
     t.lost_records = read(g.lost_records);
     t.untracked = read(g.untracked);
     t.full_sums = read(g.full_sums);

@@ -27,6 +27,14 @@ struct KernelTotals {
     // Without exact_cow: the peak with every mm's anon pages counted in full
     // (copy-on-write pages once per mm sharing them): an upper bound.
     uint64_t upper_peak_pages = 0;
+    // The tree's file part is the union of its address spaces' file + shmem
+    // sets, which lies between the largest set (what the totals count) and
+    // their sum. The excess is the sum minus the largest: 0 while at most one
+    // holds any. Its largest value, and the largest total + excess (an upper
+    // bound of every moment's true total: above peak_pages, the peak is a
+    // lower bound; else exact).
+    uint64_t shared_excess_peak_pages = 0;
+    uint64_t shared_upper_peak_pages = 0;
     uint64_t lost_records = 0;  // records the ring buffer had no room for
     uint64_t untracked = 0;     // processes and address spaces a full table could not take
     // Past unrolled_cpus: counter changes whose sum over the CPUs seen did

@@ -27,6 +27,10 @@ struct mrss_globals {
     __u64 *contrib_pages;
     __s64 *overcount_pages;
     __u64 *shared_max;
+    __u64 *shared_sum;
+    __u64 *shared_excess;
+    __u64 *shared_excess_peak;
+    __u64 *shared_upper_peak_pages;
     __u64 *upper_peak_pages;
     __u64 *peak_pages;
     __u64 *peak_ns;

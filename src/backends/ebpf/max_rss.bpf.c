@@ -20,6 +20,10 @@
  *     what it added to its inherited anon pages (a lower bound: its
  *     copy-on-write copies are not seen), and upper_peak_pages keeps the
  *     peak with every mm's anon pages counted in full (an upper bound);
+ *   - the sum of the file + shmem sets beside their largest, and the largest
+ *     total + their excess over it: the tree's file part is the sets' union,
+ *     which lies between, so above the peak that figure makes the peak a
+ *     lower bound and is its upper one;
  *   - fork, exec and exit records for the backend, in a ring buffer; a
  *     record that finds it full is counted in lost_records, never dropped
  *     silently, and a process or address space that finds its table full
@@ -243,6 +247,22 @@ __s64 overcount_pages = 0;   /* anon pages counted in more than one tracked mm *
 /* The max over tracked mms of file + shmem pages: the max-tree's root,
  * published here under shared_lock at each change. */
 __u64 shared_max = 0;
+/* The tree's file part is the union of its mms' file + shmem sets, which
+ * the counters cannot name (they say how many pages, not which): it lies
+ * between the largest set (what the total counts) and their sum. So each
+ * moment's true total is at most total + excess, the excess being the sum
+ * minus the largest set: 0 while at most one mm holds such pages.
+ * shared_sum is the sum of the counts as published (e->shared, see
+ * publish_shared()); shared_excess the excess now, shared_excess_peak its
+ * largest; shared_upper_peak_pages the largest total + excess, kept at every
+ * rise of the total (evaluate()) and every change of the excess
+ * (note_excess()), the two ways it can rise. Where it exceeds peak_pages,
+ * the peak is a lower bound and it the upper one; else no moment with an
+ * excess could have beaten the peak, and the peak is exact. */
+__u64 shared_sum = 0;
+__u64 shared_excess = 0;
+__u64 shared_excess_peak = 0;
+__u64 shared_upper_peak_pages = 0;
 __u64 anon_sum_pages = 0;    /* sum of every tracked mm's anon pages (shared ones in each) */
 __u64 upper_peak_pages = 0;  /* largest anon_sum_pages + shared maximum: an upper bound */
 __u64 peak_pages = 0;        /* the tree's largest total */
@@ -674,6 +694,18 @@ static __always_inline __u64 larger(__u64 a, __u64 b)
     return a - (diff & below);
 }
 
+/* e's file + shmem count as its leaf now holds it, kept in shared_sum. An
+ * exchange: two CPUs publishing one mm's count (a walk under the lock, a
+ * rise without it) each account the change from the other's value. */
+static __always_inline void publish_shared(struct mm_state *e, __u64 value)
+{
+    __u64 before = __sync_lock_test_and_set(&e->shared, value);
+    if (value != before) __sync_fetch_and_add(&shared_sum, value - before);
+}
+
+
+__attribute__((noinline)) int note_excess(void);
+
 enum mrss_slot_op {
     MRSS_SLOT_SET,   /* e's slot's count becomes e->file + e->shmem */
     MRSS_SLOT_NEW,   /* a free slot becomes e's, with that count */
@@ -717,9 +749,9 @@ __attribute__((noinline)) __u32 shared_slot(struct mm_state *e, __u32 op)
     /* The latest counts, read under the lock: of two threads of one mm
      * publishing at once, the later one's stays. */
     __u64 value = e->file + e->shmem;
-    e->shared = value;
+    if (op == MRSS_SLOT_FREE) value = 0;
+    publish_shared(e, value);
     if (op == MRSS_SLOT_FREE) {
-        value = 0;
         e->slot = MRSS_TREE_LEAVES;
         if (st->free_top < MRSS_TREE_LEAVES) {
             st->free_slots[st->free_top & (MRSS_TREE_LEAVES - 1)] = slot;
@@ -747,6 +779,7 @@ __attribute__((noinline)) __u32 shared_slot(struct mm_state *e, __u32 op)
     shared_max = st->tree[1];
     __sync_fetch_and_add(&st->walks, 1);
     bpf_spin_unlock(&st->lock);
+    note_excess();
     return slot;
 }
 
@@ -797,7 +830,8 @@ __attribute__((noinline)) int shared_rise(struct mm_state *e)
         result = 2;
     }
     if (*(volatile __u32 *)&st->walks != walks || e->file + e->shmem != value) return 0;
-    e->shared = value;
+    publish_shared(e, value);
+    note_excess();
     return result;
 }
 
@@ -830,6 +864,21 @@ static __always_inline __s64 tree_total(__u64 shared)
     return (__s64)contrib_pages - over + (__s64)shared;
 }
 
+/* After a change of a leaf: how far the sum now exceeds the largest set,
+ * and the total with it. Global: checked once, not in each caller. */
+__attribute__((noinline)) int note_excess(void)
+{
+    __u64 sum = *(volatile __u64 *)&shared_sum;
+    __u64 largest = *(volatile __u64 *)&shared_max;
+    __u64 excess = sum > largest ? sum - largest : 0;
+    *(volatile __u64 *)&shared_excess = excess;
+    if (!excess) return 0;
+    raise_to(&shared_excess_peak, excess);
+    __s64 total = tree_total(largest);
+    raise_to(&shared_upper_peak_pages, (__u64)(total > 0 ? total : 0) + excess);
+    return 0;
+}
+
 /* The tree's total now: a new peak is kept with its time. Global, like
  * shared_slot(): checked once per program, not at each call site nor in
  * each caller's states. */
@@ -838,6 +887,9 @@ __attribute__((noinline)) int evaluate(void)
     __u64 shared = *(volatile __u64 *)&shared_max;
     if (!MRSS_EXACT_COW && !MRSS_EXACT_ANON) raise_to(&upper_peak_pages, anon_sum_pages + shared);
     __s64 total = tree_total(shared);
+    __u64 excess = *(volatile __u64 *)&shared_excess;
+    if (excess && total > 0 && (__u64)total + excess > *(volatile __u64 *)&shared_upper_peak_pages)
+        raise_to(&shared_upper_peak_pages, (__u64)total + excess);
     if (total <= (__s64)peak_pages) return 0;
     stamp_peak();
     raise_to(&peak_pages, (__u64)total);
