@@ -128,7 +128,7 @@ enum class InexactReason : uint8_t {
     NoReleasePoints,     // the backend could not stop the program where memory falls (no seccomp filter)
     SnapshotsSkipped,    // release points skipped: measuring each would have cost too much of the run
     FamiliesUnresolved,  // copy-on-write sharing in a fork family left unresolved (smaps too costly)
-    FilePagesUnresolved,  // file/shmem pages several processes hold not united (reads failed or cost too much; ebpf: never)
+    FilePagesUnresolved,  // file/shmem pages several processes hold not united (reads failed or cost too much; ebpf never unites them)
     ProcessesUntracked,  // some processes could not be followed at all (eBPF tables full): no upper bound
     ExitsUnseen,         // processes ended without the stop at their exit: the moment before was not measured
 };

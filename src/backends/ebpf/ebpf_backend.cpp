@@ -133,22 +133,29 @@ void EbpfBackend::run(RunContext& context) {
     // with the upper one, whenever the two differ by more than the few
     // hundred KiB of libc pages every forked child shares with its parent.
     const uint64_t lower_bytes = totals.peak_pages * kPageBytes;
-    uint64_t upper_bytes = lower_bytes;
-    const bool cow_bounds =
-        !program_->exact_cow() && totals.upper_peak_pages * kPageBytes > lower_bytes + kCowSlackBytes;
-    if (cow_bounds) {
-        recorder.warn(Warning{Warning::Kind::CowBounds, 0, lower_bytes, totals.upper_peak_pages * kPageBytes, 0, {}});
-        // Every moment's anon part is at most the upper peak's, its file part
-        // at most the largest set plus the largest excess.
-        upper_bytes = (totals.upper_peak_pages + totals.shared_excess_peak_pages) * kPageBytes;
-    }
     // The file + shmem part counted is the largest set one address space
     // held; the tree's is their union, which the kernel side cannot name.
     // Where a moment's total plus the excess of their sum over the largest
     // could have beaten the peak, the peak is a lower bound.
-    const bool file_bounds = totals.shared_upper_peak_pages > totals.peak_pages;
-    if (file_bounds) upper_bytes = std::max(upper_bytes, totals.shared_upper_peak_pages * kPageBytes);
-    if (cow_bounds || file_bounds) recorder.tree_upper_bound(upper_bytes, cow_bounds, file_bounds);
+    uint64_t upper_pages = totals.peak_pages;
+    bool cow_bounds = false;
+    bool file_bounds = false;
+    if (program_->exact_cow()) {
+        file_bounds = totals.shared_upper_peak_pages > totals.peak_pages;
+        if (file_bounds) upper_pages = totals.shared_upper_peak_pages;
+    } else {
+        // The totals leave out copy-on-write copies here, so the kernel
+        // side's total + excess bounds nothing; every mm's anon pages in
+        // full do (upper_peak_pages), with the largest excess beside them.
+        cow_bounds = totals.upper_peak_pages * kPageBytes > lower_bytes + kCowSlackBytes;
+        if (cow_bounds)
+            recorder.warn(
+                Warning{Warning::Kind::CowBounds, 0, lower_bytes, totals.upper_peak_pages * kPageBytes, 0, {}});
+        const uint64_t bound = totals.upper_peak_pages + totals.shared_excess_peak_pages;
+        file_bounds = totals.shared_excess_peak_pages > 0 && bound > totals.peak_pages;
+        if (cow_bounds || file_bounds) upper_pages = std::max(bound, totals.peak_pages);
+    }
+    if (cow_bounds || file_bounds) recorder.tree_upper_bound(upper_pages * kPageBytes, cow_bounds, file_bounds);
     ended_ = true;
 }
 

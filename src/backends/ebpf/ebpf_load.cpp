@@ -231,7 +231,7 @@ CowHooks BpfProgram::Impl::load_libbpf() {
     auto* bss = skel->bss;
     globals = mrss_globals{&bss->exact_cow,        &bss->exact_anon,       &bss->anon_mapped_pages,
                            &bss->contrib_pages,    &bss->overcount_pages,  &bss->shared_max,
-                           &bss->shared_sum,       &bss->shared_excess,    &bss->shared_excess_peak,
+                           &bss->shared_sum,       &bss->shared_excess_peak,
                            &bss->shared_upper_peak_pages,
                            &bss->upper_peak_pages, &bss->peak_pages,       &bss->peak_ns,
                            &bss->lost_records,     &bss->untracked,        &bss->adopt_tgid,

@@ -175,7 +175,7 @@ bool BpfProgram::ready_for_next_run() {
     if (__atomic_load_n(g.shared_max, __ATOMIC_SEQ_CST) != 0) return false;
     if (__atomic_load_n(g.shared_sum, __ATOMIC_SEQ_CST) != 0) return false;
     // The run's figures, back to those of a fresh load.
-    for (__u64* field : {g.contrib_pages, g.upper_peak_pages, g.shared_excess, g.shared_excess_peak,
+    for (__u64* field : {g.contrib_pages, g.upper_peak_pages, g.shared_excess_peak,
                          g.shared_upper_peak_pages, g.peak_pages, g.peak_ns, g.peak_jiffies,
                          g.lost_records, g.untracked, g.full_sums, g.anon_sum_pages, g.reader_woken_ns})
         __atomic_store_n(field, 0ULL, __ATOMIC_SEQ_CST);

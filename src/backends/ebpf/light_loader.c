@@ -62,7 +62,6 @@ void mrss_light_globals(struct mrss_light *light, struct mrss_globals *g)
     g->overcount_pages = &bss->overcount_pages;
     g->shared_max = &bss->shared_max;
     g->shared_sum = &bss->shared_sum;
-    g->shared_excess = &bss->shared_excess;
     g->shared_excess_peak = &bss->shared_excess_peak;
     g->shared_upper_peak_pages = &bss->shared_upper_peak_pages;
     g->upper_peak_pages = &bss->upper_peak_pages;

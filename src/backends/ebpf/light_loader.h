@@ -28,7 +28,6 @@ struct mrss_globals {
     __s64 *overcount_pages;
     __u64 *shared_max;
     __u64 *shared_sum;
-    __u64 *shared_excess;
     __u64 *shared_excess_peak;
     __u64 *shared_upper_peak_pages;
     __u64 *upper_peak_pages;

@@ -253,14 +253,13 @@ __u64 shared_max = 0;
  * moment's true total is at most total + excess, the excess being the sum
  * minus the largest set: 0 while at most one mm holds such pages.
  * shared_sum is the sum of the counts as published (e->shared, see
- * publish_shared()); shared_excess the excess now, shared_excess_peak its
- * largest; shared_upper_peak_pages the largest total + excess, kept at every
- * rise of the total (evaluate()) and every change of the excess
+ * publish_shared()); shared_excess_peak the excess's largest value;
+ * shared_upper_peak_pages the largest total + excess, kept at every rise of
+ * the total (evaluate()) and every change of a published count
  * (note_excess()), the two ways it can rise. Where it exceeds peak_pages,
  * the peak is a lower bound and it the upper one; else no moment with an
  * excess could have beaten the peak, and the peak is exact. */
 __u64 shared_sum = 0;
-__u64 shared_excess = 0;
 __u64 shared_excess_peak = 0;
 __u64 shared_upper_peak_pages = 0;
 __u64 anon_sum_pages = 0;    /* sum of every tracked mm's anon pages (shared ones in each) */
@@ -703,6 +702,23 @@ static __always_inline void publish_shared(struct mm_state *e, __u64 value)
     if (value != before) __sync_fetch_and_add(&shared_sum, value - before);
 }
 
+/* The same for a rise made without the lock (shared_rise()), which may land
+ * after a walk published a newer count: it only ever raises e->shared, so a
+ * late one cannot take a newer, larger count out of the sum (a late one
+ * over a fall leaves the sum high until e's next change: the bound only
+ * looser). */
+static __always_inline void publish_rise(struct mm_state *e, __u64 value)
+{
+    for (int i = 0; i < 8; i++) {
+        __u64 before = *(volatile __u64 *)&e->shared;
+        if (value <= before) return;
+        if (__sync_val_compare_and_swap(&e->shared, before, value) == before) {
+            __sync_fetch_and_add(&shared_sum, value - before);
+            return;
+        }
+    }
+}
+
 
 __attribute__((noinline)) int note_excess(void);
 
@@ -830,7 +846,7 @@ __attribute__((noinline)) int shared_rise(struct mm_state *e)
         result = 2;
     }
     if (*(volatile __u32 *)&st->walks != walks || e->file + e->shmem != value) return 0;
-    publish_shared(e, value);
+    publish_rise(e, value);
     note_excess();
     return result;
 }
@@ -870,9 +886,8 @@ __attribute__((noinline)) int note_excess(void)
 {
     __u64 sum = *(volatile __u64 *)&shared_sum;
     __u64 largest = *(volatile __u64 *)&shared_max;
-    __u64 excess = sum > largest ? sum - largest : 0;
-    *(volatile __u64 *)&shared_excess = excess;
-    if (!excess) return 0;
+    if (sum <= largest) return 0;
+    __u64 excess = sum - largest;
     raise_to(&shared_excess_peak, excess);
     __s64 total = tree_total(largest);
     raise_to(&shared_upper_peak_pages, (__u64)(total > 0 ? total : 0) + excess);
@@ -887,9 +902,11 @@ __attribute__((noinline)) int evaluate(void)
     __u64 shared = *(volatile __u64 *)&shared_max;
     if (!MRSS_EXACT_COW && !MRSS_EXACT_ANON) raise_to(&upper_peak_pages, anon_sum_pages + shared);
     __s64 total = tree_total(shared);
-    __u64 excess = *(volatile __u64 *)&shared_excess;
-    if (excess && total > 0 && (__u64)total + excess > *(volatile __u64 *)&shared_upper_peak_pages)
-        raise_to(&shared_upper_peak_pages, (__u64)total + excess);
+    /* The excess with this maximum: read now, not as the last
+     * note_excess() left it (two of those at once can store out of order). */
+    __u64 sum = *(volatile __u64 *)&shared_sum;
+    if (sum > shared && total > 0 && (__u64)total + (sum - shared) > *(volatile __u64 *)&shared_upper_peak_pages)
+        raise_to(&shared_upper_peak_pages, (__u64)total + (sum - shared));
     if (total <= (__s64)peak_pages) return 0;
     stamp_peak();
     raise_to(&peak_pages, (__u64)total);
