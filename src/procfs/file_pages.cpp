@@ -10,7 +10,6 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 
 namespace max_rss::procfs {
@@ -68,24 +67,9 @@ Fd open_proc(pid_t tid, const char* name) {
     return Fd(::open(path, O_RDONLY | O_CLOEXEC));
 }
 
-std::optional<uint64_t> hex(std::string_view s) {
-    uint64_t value = 0;
-    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value, 16);
-    if (s.empty() || ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
-    return value;
-}
-
-std::string_view next_field(std::string_view& line) {
-    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
-    const size_t space = line.find(' ');
-    std::string_view field = line.substr(0, space);
-    line.remove_prefix(space == std::string_view::npos ? line.size() : space);
-    return field;
-}
-
 // Adds pages [start, end) of the mapping to runs, extending the last run
 // where it continues it.
-void add_run(std::vector<FilePageRun>& runs, const MapsFileRange& vma, uint64_t start, uint64_t end) {
+void add_run(std::vector<FilePageRun>& runs, const MapsLine& vma, uint64_t start, uint64_t end) {
     const uint64_t page = page_size();
     const FilePageRun run{vma.dev, vma.inode, vma.offset_bytes / page + (start - vma.start) / page,
                           (end - start) / page};
@@ -108,7 +92,7 @@ Scan read_by_ioctl(pid_t tid, std::vector<FilePageRun>& runs) {
     const Fd pagemap = open_proc(tid, "pagemap");
     const Fd maps = open_proc(tid, "maps");
     if (!pagemap || !maps) return Scan::Failed;
-    thread_local std::vector<MapsFileRange> vmas;
+    thread_local std::vector<MapsLine> vmas;
     vmas.clear();
     for (uint64_t addr = 0;;) {
         ProcmapQuery q{};
@@ -123,8 +107,7 @@ Scan read_by_ioctl(pid_t tid, std::vector<FilePageRun>& runs) {
         addr = q.vma_end;
         // hugetlbfs pages are not resident memory as statm and VmRSS count it.
         if (q.vma_page_size != page_size()) continue;
-        vmas.push_back(MapsFileRange{q.vma_start, q.vma_end, q.vma_offset, makedev(q.dev_major, q.dev_minor),
-                                     q.inode});
+        vmas.push_back(MapsLine{q.vma_start, q.vma_end, q.vma_offset, makedev(q.dev_major, q.dev_minor), q.inode, {}});
     }
     std::array<PageRegion, 256> regions{};
     for (size_t first = 0; first < vmas.size();) {
@@ -178,7 +161,7 @@ bool read_by_text(pid_t tid, std::vector<FilePageRun>& runs) {
     while (!rest.empty()) {
         const size_t newline = rest.find('\n');
         if (newline == std::string_view::npos) break;
-        const std::optional<MapsFileRange> vma = parse_maps_file_range(rest.substr(0, newline));
+        const std::optional<MapsLine> vma = parse_maps_file_range(rest.substr(0, newline));
         rest.remove_prefix(newline + 1);
         if (!vma) continue;
         uint64_t run_start = 0;
@@ -207,29 +190,10 @@ std::atomic<int> chosen_method{0};
 
 }  // namespace
 
-std::optional<MapsFileRange> parse_maps_file_range(std::string_view line) {
-    // "start-end perms offset major:minor inode   path"
-    const std::string_view range = next_field(line);
-    next_field(line);  // perms
-    const std::string_view offset = next_field(line);
-    const std::string_view dev = next_field(line);
-    const std::string_view inode = next_field(line);
-    const size_t dash = range.find('-');
-    const size_t colon = dev.find(':');
-    if (dash == std::string_view::npos || colon == std::string_view::npos || inode.empty()) return std::nullopt;
-    const auto start = hex(range.substr(0, dash));
-    const auto end = hex(range.substr(dash + 1));
-    const auto off = hex(offset);
-    const auto major = hex(dev.substr(0, colon));
-    const auto minor = hex(dev.substr(colon + 1));
-    uint64_t ino = 0;
-    auto [ino_end, ec] = std::from_chars(inode.data(), inode.data() + inode.size(), ino);
-    if (!start || !end || !off || !major || !minor || ec != std::errc{} || ino_end != inode.data() + inode.size() ||
-        *start >= *end)
-        return std::nullopt;
-    if (ino == 0) return std::nullopt;  // no file (see the header)
-    return MapsFileRange{*start, *end, *off, makedev(static_cast<unsigned>(*major), static_cast<unsigned>(*minor)),
-                         ino};
+std::optional<MapsLine> parse_maps_file_range(std::string_view line) {
+    auto vma = parse_maps_line(line);
+    if (!vma || vma->inode == 0) return std::nullopt;  // no file (see the header)
+    return vma;
 }
 
 uint64_t merge_file_page_runs(std::vector<FilePageRun>& runs) {

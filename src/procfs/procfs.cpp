@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -152,30 +153,44 @@ std::optional<Statm> parse_statm(std::string_view text, uint64_t page_size_bytes
     return Statm{*fields[1] * page_size_bytes, *fields[2] * page_size_bytes};
 }
 
+std::optional<MapsLine> parse_maps_line(std::string_view line) {
+    // Hex addresses, offset and device numbers; a decimal inode; the path is
+    // everything after the inode's padding.
+    const auto next_field = [&line] {
+        line = trim(line);
+        const size_t space = line.find(' ');
+        const std::string_view field = line.substr(0, space);
+        line.remove_prefix(space == std::string_view::npos ? line.size() : space);
+        return field;
+    };
+    const std::string_view range = next_field();
+    next_field();  // perms
+    const std::string_view offset = next_field();
+    const std::string_view dev = next_field();
+    const std::string_view inode = next_field();
+    const size_t dash = range.find('-');
+    const size_t colon = dev.find(':');
+    if (dash == std::string_view::npos || colon == std::string_view::npos) return std::nullopt;
+    const auto start = parse_hex_mask(range.substr(0, dash));
+    const auto end = parse_hex_mask(range.substr(dash + 1));
+    const auto off = parse_hex_mask(offset);
+    const auto major = parse_hex_mask(dev.substr(0, colon));
+    const auto minor = parse_hex_mask(dev.substr(colon + 1));
+    const auto ino = parse_unsigned<uint64_t>(inode);
+    if (!start || !end || !off || !major || !minor || !ino || *start >= *end) return std::nullopt;
+    return MapsLine{*start, *end, *off, makedev(static_cast<unsigned>(*major), static_cast<unsigned>(*minor)), *ino,
+                    trim(line)};
+}
+
 std::vector<MapsRange> parse_maps_ranges(std::string_view text, std::string_view path) {
-    // "start-end perms offset dev inode   path\n" (hex addresses); the path
-    // is everything after the inode's padding.
     std::vector<MapsRange> ranges;
+    if (path.empty()) return ranges;  // anonymous memory is not asked for by its (empty) path
     while (!text.empty()) {
         const size_t newline = text.find('\n');
         if (newline == std::string_view::npos) break;  // cut short
-        std::string_view line = text.substr(0, newline);
+        const auto line = parse_maps_line(text.substr(0, newline));
         text.remove_prefix(newline + 1);
-        std::string_view fields[5];
-        size_t n = 0;
-        for (; n < 5; ++n) {
-            line = trim(line);
-            const size_t space = line.find(' ');
-            if (space == std::string_view::npos) break;
-            fields[n] = line.substr(0, space);
-            line.remove_prefix(space);
-        }
-        if (n < 5 || trim(line) != path) continue;
-        const size_t dash = fields[0].find('-');
-        if (dash == std::string_view::npos) continue;
-        const auto start = parse_hex_mask(fields[0].substr(0, dash));
-        const auto end = parse_hex_mask(fields[0].substr(dash + 1));
-        if (start && end && *start < *end) ranges.push_back(MapsRange{*start, *end});
+        if (line && line->path == path) ranges.push_back(MapsRange{line->start, line->end});
     }
     return ranges;
 }

@@ -19,6 +19,8 @@
 // different subvolumes with the same inode number share a name here.
 #pragma once
 
+#include <max_rss/procfs/procfs.hpp>
+
 #include <sys/types.h>
 
 #include <cstdint>
@@ -38,19 +40,10 @@ struct FilePageRun {
     bool operator==(const FilePageRun&) const = default;
 };
 
-// One mapping of /proc/<pid>/maps with what names its pages.
-struct MapsFileRange {
-    uint64_t start = 0;
-    uint64_t end = 0;
-    uint64_t offset_bytes = 0;
-    uint64_t dev = 0;
-    uint64_t inode = 0;
-};
-
-// A /proc/<pid>/maps line's mapping, or nullopt: the line does not parse, or
-// the mapping has no file (inode 0: anonymous memory, [heap], [stack],
-// [vvar], [vdso]).
-std::optional<MapsFileRange> parse_maps_file_range(std::string_view line);
+// A /proc/<pid>/maps line's mapping (parse_maps_line), or nullopt: the line
+// does not parse, or the mapping has no file (inode 0: anonymous memory,
+// [heap], [stack], [vvar], [vdso]).
+std::optional<MapsLine> parse_maps_file_range(std::string_view line);
 
 // Sorts runs by file and page and merges overlapping and adjacent ones;
 // returns how many distinct pages they hold.

@@ -72,6 +72,20 @@ struct MapsRange {
     uint64_t end = 0;
 };
 
+// One line of /proc/<pid>/maps: "start-end perms offset major:minor inode   path".
+struct MapsLine {
+    uint64_t start = 0;
+    uint64_t end = 0;
+    uint64_t offset_bytes = 0;
+    uint64_t dev = 0;       // makedev(major, minor)
+    uint64_t inode = 0;     // 0: no file (anonymous memory, [heap], [stack], [vvar], [vdso])
+    std::string_view path;  // "" for anonymous memory; a file's path, "[heap]", "anon_inode:..."
+};
+
+// A maps line's fields, or nullopt: the line does not parse (or ends before
+// it starts).
+std::optional<MapsLine> parse_maps_line(std::string_view line);
+
 // The ranges of /proc/<pid>/maps whose path (the last field) is exactly
 // `path`; lines that do not parse, or were cut short, are skipped.
 std::vector<MapsRange> parse_maps_ranges(std::string_view text, std::string_view path);
