@@ -18,9 +18,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace max_rss::ebpf {
@@ -138,15 +140,28 @@ std::optional<std::vector<Key>> map_keys(int fd) {
 
 }  // namespace
 
+bool BpfProgram::wait_for_teardowns() {
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    for (;;) {
+        const auto mms = map_keys<__u64>(impl_->mms_fd);
+        if (!mms) return false;
+        if (mms->empty()) return true;
+        const auto waited = Clock::now() - start;
+        if (waited >= kTeardownWait) {
+            log::debug("ebpf: {} address spaces not torn down after {} ms", mms->size(),
+                       std::chrono::duration_cast<std::chrono::milliseconds>(waited).count());
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+}
+
 bool BpfProgram::ready_for_next_run() {
     Impl& in = *impl_;
     handler_ = nullptr;
     // A record of the last run not read yet would be handed to the next: dropped.
     if (in.ring) ring_buffer__consume(in.ring);
-    // No address space may still be followed: its max-tree leaf, its filter
-    // slot and its pages in the anonymous count would start the next run.
-    const auto mms = map_keys<__u64>(in.mms_fd);
-    if (!mms || !mms->empty()) return false;
     // A thread group stays until it is reaped (sched_process_free runs
     // after an RCU grace period), marked exiting: its exit record is read,
     // but the unmapping of its pages after its exit hook (exit_mm) still
@@ -156,8 +171,21 @@ bool BpfProgram::ready_for_next_run() {
     if (!tgids) return false;
     for (const __u32 tgid : *tgids) {
         TaskState state{};
-        if (bpf_map_lookup_elem(in.tracked_fd, &tgid, &state) == 0 && state.exiting == 0) return false;
+        if (bpf_map_lookup_elem(in.tracked_fd, &tgid, &state) == 0 && state.exiting == 0) {
+            log::debug("ebpf: process {} of the last run still followed", tgid);
+            return false;
+        }
     }
+    // No address space may still be followed: its max-tree leaf, its filter
+    // slot and its pages in the anonymous count would start the next run.
+    // With the copy-on-write hooks an address space leaves at its teardown
+    // (exit_mmap), which can come after the run: an orphan's exit record
+    // ends the run before its exit unmaps its pages (tens of ms for 1 GiB),
+    // and a process that pinned it meanwhile (a reader of /proc/PID/cmdline,
+    // say) tears it down when it lets go. Every process is gone or exiting
+    // by now, so each teardown is under way: waited for, up to a bound, past
+    // which the next run loads its own kernel side.
+    if (!wait_for_teardowns()) return false;
     // So the exiting go: from here their unmapping counts nothing. One whose
     // exit is still running (an orphan that ended the run with its exit
     // record, its teardown not done) may be inside a program that found its
@@ -172,8 +200,16 @@ bool BpfProgram::ready_for_next_run() {
     }
     if (exit_running && ::syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) != 0) return false;
     const mrss_globals& g = in.globals;
-    if (__atomic_load_n(g.shared_max, __ATOMIC_SEQ_CST) != 0) return false;
-    if (__atomic_load_n(g.shared_sum, __ATOMIC_SEQ_CST) != 0) return false;
+    // Nothing followed: the max-tree and the sum of published counts are
+    // empty, unless a change was accounted for an address space after it
+    // left (a defect: said, and the next run loads its own).
+    const auto shared_max = __atomic_load_n(g.shared_max, __ATOMIC_SEQ_CST);
+    const auto shared_sum = __atomic_load_n(g.shared_sum, __ATOMIC_SEQ_CST);
+    if (shared_max != 0 || shared_sum != 0) {
+        log::debug("ebpf: no address space followed, yet {} file and shmem pages at most, {} in all", shared_max,
+                   shared_sum);
+        return false;
+    }
     // The run's figures, back to those of a fresh load.
     for (__u64* field : {g.contrib_pages, g.upper_peak_pages, g.shared_excess_peak,
                          g.shared_upper_peak_pages, g.peak_pages, g.peak_ns, g.peak_jiffies,

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -97,8 +98,9 @@ public:
     [[nodiscard]] KernelTotals totals() const;
     // Readies the kernel side for another run of this process (bench), once
     // the last run's processes are all gone: true when they left nothing in
-    // it (no address space followed; no thread group but exiting ones, which
-    // are let go, and whose unmapping still under way then counts nothing)
+    // it (no address space followed, once the teardowns under way are done;
+    // no thread group but exiting ones, which are let go, and whose
+    // unmapping still under way then counts nothing)
     // and the run's figures are cleared, any record left unread dropped,
     // and the maps kept out of the next root's fork. False: it holds state
     // of the last run, and the next run loads its own.
@@ -110,6 +112,12 @@ private:
     struct Impl;
     explicit BpfProgram(std::unique_ptr<Impl> impl);
     static int dispatch(void* ctx, void* data, size_t bytes);
+    // Waits until no address space is followed, up to kTeardownWait; false
+    // past it (or if the table cannot be listed).
+    bool wait_for_teardowns();
+    // A teardown that takes longer (a process outside the tree pinning the
+    // address space) costs the next run a load of its own, not a wrong figure.
+    static constexpr std::chrono::milliseconds kTeardownWait{2000};
     // The ring buffer, mapped at the first call; throws TracerError if it cannot be.
     ring_buffer* ring();
 
