@@ -702,11 +702,25 @@ static __always_inline void publish_shared(struct mm_state *e, __u64 value)
     if (value != before) __sync_fetch_and_add(&shared_sum, value - before);
 }
 
+/* e->shared once its slot is given back: no count is ever this large, so a
+ * late rise (below) cannot publish over it. */
+#define MRSS_SHARED_GONE (~0ULL)
+
+/* e leaves the sum for good, its slot given back (under the lock). */
+static __always_inline void retire_shared(struct mm_state *e)
+{
+    __u64 before = __sync_lock_test_and_set(&e->shared, MRSS_SHARED_GONE);
+    if (before != MRSS_SHARED_GONE) __sync_fetch_and_add(&shared_sum, -before);
+}
+
 /* The same for a rise made without the lock (shared_rise()), which may land
  * after a walk published a newer count: it only ever raises e->shared, so a
  * late one cannot take a newer, larger count out of the sum (a late one
  * over a fall leaves the sum high until e's next change: the bound only
- * looser). */
+ * looser). Nor can one that lands after e's slot was given back put e into
+ * the sum again, where its count would stay after e is gone (and keep the
+ * kernel side from being handed to the next run): e->shared is then
+ * MRSS_SHARED_GONE, above any count. */
 static __always_inline void publish_rise(struct mm_state *e, __u64 value)
 {
     for (int i = 0; i < 8; i++) {
@@ -765,14 +779,16 @@ __attribute__((noinline)) __u32 shared_slot(struct mm_state *e, __u32 op)
     /* The latest counts, read under the lock: of two threads of one mm
      * publishing at once, the later one's stays. */
     __u64 value = e->file + e->shmem;
-    if (op == MRSS_SLOT_FREE) value = 0;
-    publish_shared(e, value);
     if (op == MRSS_SLOT_FREE) {
+        value = 0;
+        retire_shared(e);
         e->slot = MRSS_TREE_LEAVES;
         if (st->free_top < MRSS_TREE_LEAVES) {
             st->free_slots[st->free_top & (MRSS_TREE_LEAVES - 1)] = slot;
             st->free_top++;
         }
+    } else {
+        publish_shared(e, value);
     }
     /* The leaf, then each node above it: every node is the largest of its
      * children before, so it is after. A node that keeps its value leaves
