@@ -140,17 +140,24 @@ std::optional<std::vector<Key>> map_keys(int fd) {
 
 }  // namespace
 
-bool BpfProgram::wait_for_teardowns() {
+bool BpfProgram::wait_for_teardowns(const std::vector<__u32>& exiting) {
     using Clock = std::chrono::steady_clock;
     const auto start = Clock::now();
+    std::optional<Clock::time_point> exits_done;
     for (;;) {
         const auto mms = map_keys<__u64>(impl_->mms_fd);
         if (!mms) return false;
         if (mms->empty()) return true;
-        const auto waited = Clock::now() - start;
-        if (waited >= kTeardownWait) {
-            log::debug("ebpf: {} address spaces not torn down after {} ms", mms->size(),
-                       std::chrono::duration_cast<std::chrono::milliseconds>(waited).count());
+        const auto now = Clock::now();
+        const bool exit_running = std::any_of(exiting.begin(), exiting.end(), [](__u32 tgid) {
+            return !procfs::exit_finished(static_cast<pid_t>(tgid));
+        });
+        if (!exit_running && !exits_done) exits_done = now;
+        const bool waited_enough = exit_running ? now - start >= kExitWait : now - *exits_done >= kPinnedWait;
+        if (waited_enough) {
+            log::debug("ebpf: {} address spaces not torn down after {} ms ({})", mms->size(),
+                       std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count(),
+                       exit_running ? "an exit still running" : "every exit done");
             return false;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -185,7 +192,7 @@ bool BpfProgram::ready_for_next_run() {
     // say) tears it down when it lets go. Every process is gone or exiting
     // by now, so each teardown is under way: waited for, up to a bound, past
     // which the next run loads its own kernel side.
-    if (!wait_for_teardowns()) return false;
+    if (!wait_for_teardowns(*tgids)) return false;
     // So the exiting go: from here their unmapping counts nothing. One whose
     // exit is still running (an orphan that ended the run with its exit
     // record, its teardown not done) may be inside a program that found its

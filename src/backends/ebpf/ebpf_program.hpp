@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 struct ring_buffer;  // libbpf's
 
@@ -112,12 +113,16 @@ private:
     struct Impl;
     explicit BpfProgram(std::unique_ptr<Impl> impl);
     static int dispatch(void* ctx, void* data, size_t bytes);
-    // Waits until no address space is followed, up to kTeardownWait; false
-    // past it (or if the table cannot be listed).
-    bool wait_for_teardowns();
-    // A teardown that takes longer (a process outside the tree pinning the
-    // address space) costs the next run a load of its own, not a wrong figure.
-    static constexpr std::chrono::milliseconds kTeardownWait{2000};
+    // Waits until no address space is followed: while one of the exiting
+    // thread groups is still exiting (its exit unmaps its pages: 1 GiB takes
+    // tens of ms here, far longer on a slow, loaded machine), up to
+    // kExitWait; once all have exited, up to kPinnedWait more (a process
+    // outside the tree that pinned an address space tears it down when it
+    // lets go). False past either, or if the table cannot be listed: the
+    // next run loads a kernel side of its own, a cost, not a wrong figure.
+    bool wait_for_teardowns(const std::vector<__u32>& exiting);
+    static constexpr std::chrono::milliseconds kExitWait{60'000};
+    static constexpr std::chrono::milliseconds kPinnedWait{1'000};
     // The ring buffer, mapped at the first call; throws TracerError if it cannot be.
     ring_buffer* ring();
 
