@@ -311,19 +311,20 @@ TEST_CASE("outputs: no temporary file is visible while the program runs", "[outp
 
 TEST_CASE("outputs: SIGKILL of max_rss leaves no temporary file behind", "[outputs]") {
     TempDir dir;
-    const std::string out = temp_path("kill.out"), err = temp_path("kill.err");
+    const std::string out = temp_path("kill.out"), err = temp_path("kill.err"), ready = temp_path("kill.ready");
+    std::remove(ready.c_str());
     const pid_t pid = spawn_max_rss({"-q", "-o", dir / "r.json", "--plot", dir / "p.html", "--", fixture("touch"),
-                                     "1", "20000"},
-                                    out, err);
-    REQUIRE(eventually([&] {
-        const auto kids = children_of(pid);
-        return !kids.empty() && process_state(kids[0]) == 'S';
-    }));
+                                     "1", "600000"},
+                                    out, err, {"FX_READY_FILE=" + ready});
+    // The program runs (it says so once it has touched its memory): max_rss
+    // is tracing, with its outputs open, when it is killed.
+    REQUIRE(wait_for_line(ready, "touched"));
     REQUIRE(::kill(pid, SIGKILL) == 0);
     CHECK(wait_exit_code(pid) == 137);
     CHECK(dir.entries().empty());
     std::remove(out.c_str());
     std::remove(err.c_str());
+    std::remove(ready.c_str());
 }
 
 TEST_CASE("outputs: a bad path still fails before the program runs, leaving nothing", "[outputs]") {
