@@ -896,17 +896,25 @@ static __always_inline __s64 tree_total(__u64 shared)
     return (__s64)contrib_pages - over + (__s64)shared;
 }
 
-/* After a change of a leaf: how far the sum now exceeds the largest set,
- * and the total with it. Global: checked once, not in each caller. */
-__attribute__((noinline)) int note_excess(void)
+/* With the tree's total and the largest set at one moment: the sum's
+ * excess over that set then, and the total with it, raised into their
+ * peaks. The raises are calls: each is made only when it would raise
+ * (evaluate() runs at every rise of the total). */
+static __always_inline void raise_excess(__s64 total, __u64 largest)
 {
     __u64 sum = *(volatile __u64 *)&shared_sum;
-    __u64 largest = *(volatile __u64 *)&shared_max;
-    if (sum <= largest) return 0;
+    if (sum <= largest) return;
     __u64 excess = sum - largest;
-    raise_to(&shared_excess_peak, excess);
-    __s64 total = tree_total(largest);
-    raise_to(&shared_upper_peak_pages, (__u64)(total > 0 ? total : 0) + excess);
+    if (excess > *(volatile __u64 *)&shared_excess_peak) raise_to(&shared_excess_peak, excess);
+    __u64 upper = (__u64)(total > 0 ? total : 0) + excess;
+    if (upper > *(volatile __u64 *)&shared_upper_peak_pages) raise_to(&shared_upper_peak_pages, upper);
+}
+
+/* After a change of a leaf. Global: checked once, not in each caller. */
+__attribute__((noinline)) int note_excess(void)
+{
+    __u64 largest = *(volatile __u64 *)&shared_max;
+    raise_excess(tree_total(largest), largest);
     return 0;
 }
 
@@ -918,11 +926,9 @@ __attribute__((noinline)) int evaluate(void)
     __u64 shared = *(volatile __u64 *)&shared_max;
     if (!MRSS_EXACT_COW && !MRSS_EXACT_ANON) raise_to(&upper_peak_pages, anon_sum_pages + shared);
     __s64 total = tree_total(shared);
-    /* The excess with this maximum: read now, not as the last
-     * note_excess() left it (two of those at once can store out of order). */
-    __u64 sum = *(volatile __u64 *)&shared_sum;
-    if (sum > shared && total > 0 && (__u64)total + (sum - shared) > *(volatile __u64 *)&shared_upper_peak_pages)
-        raise_to(&shared_upper_peak_pages, (__u64)total + (sum - shared));
+    /* The excess with this maximum, read now (not as the last note_excess()
+     * left it: two of those at once can store out of order). */
+    raise_excess(total, shared);
     if (total <= (__s64)peak_pages) return 0;
     stamp_peak();
     raise_to(&peak_pages, (__u64)total);
