@@ -42,6 +42,7 @@ private:
     void measure_held_releases();
     void unstick_held_releases();
     void measure_held(const ReleaseGate::Held& held);
+    void measure_all_held();
     void on_reaped(pid_t tid, WaitStatus ws, const std::optional<rusage>& usage);
     void hold(pid_t tid);
     void adopt_held();

@@ -63,7 +63,20 @@ void PtraceBackend::unstick_held_releases() {
     log::debug("a release call has not ended in {} s: measuring the {} held task(s) without family reads",
                kLongestReleaseNs / 1'000'000'000, gate_.held_count());
     gate_.stop_following();
-    for (const ReleaseGate::Held& h : gate_.take_all_held()) measure_held(h);
+    measure_all_held();
+}
+
+// Every held task measured, in the order they stopped, and resumed in
+// batches: thousands can be held at once (10,000 children exiting together
+// on a loaded machine, where the oldest waits past kLongestReleaseNs), and
+// one queue of all their resumes was max_rss's largest allocation then
+// (~0.2 MiB for 10,000, in the queue's last doubling).
+void PtraceBackend::measure_all_held() {
+    constexpr size_t kResumeBatch = 256;
+    for (const ReleaseGate::Held& h : gate_.take_all_held()) {
+        measure_held(h);
+        if (actions_.size() >= kResumeBatch) apply();
+    }
 }
 
 // A held task is measured where it stopped, if it is still there: a SIGKILL
@@ -79,7 +92,7 @@ void PtraceBackend::measure_held_releases() {
     if (killing_) {
         // Killed tasks do not free where they stopped: measured as they are.
         gate_.stop_following();
-        for (const ReleaseGate::Held& h : gate_.take_all_held()) measure_held(h);
+        measure_all_held();
         return;
     }
     while (const auto next = gate_.next_ready()) measure_held(*next);
