@@ -28,7 +28,8 @@ struct PeakShape {
 };
 inline constexpr PeakShape kPeakShapes[] = {
     {"spike", 120}, {"heap", 120}, {"cow", 200}, {"replace", 200}, {"daemon", 150}, {"zombie", 200},
-    {"spawn", 120}, {"guard", 120}, {"shm_remap", 120}, {"truncate", 120}, {"unshare", 300},
+    {"spawn", 120}, {"guard", 120}, {"shm_remap", 120}, {"truncate", 120}, {"zero_range", 120}, {"mrelease", 120},
+    {"unshare", 300},
     {"forking", 150},
 };
 

@@ -19,6 +19,12 @@ constexpr uint32_t kMadvPageout = 21;              // MADV_PAGEOUT (Linux 5.4)
 constexpr uint32_t kMadvDontneedLocked = 24;       // MADV_DONTNEED_LOCKED (Linux 5.18)
 constexpr uint32_t kMadvGuardInstall = 102;        // MADV_GUARD_INSTALL (Linux 6.13): zaps the range
 constexpr uint32_t kShmRemap = 040000;             // SHM_REMAP: shmat over a mapping, which it replaces
+// fallocate modes that drop a range's page cache (truncate_pagecache_range),
+// and with it every mapping's pages there: PUNCH_HOLE, COLLAPSE_RANGE,
+// ZERO_RANGE, INSERT_RANGE (from its offset on) and WRITE_ZEROES (Linux 6.17,
+// 0x80). Plain allocation (0, KEEP_SIZE) and UNSHARE_RANGE keep the pages.
+constexpr uint32_t kFallocDropsPages = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_ZERO_RANGE |
+                                       FALLOC_FL_INSERT_RANGE | 0x80;
 
 // One rule: stop (SECCOMP_RET_TRACE | tag) at syscall nr when every test on
 // the low 32 bits of an argument holds (JEQ value, or JSET mask); ALLOW is
@@ -72,13 +78,16 @@ SeccompFilter::SeccompFilter(Part part) {
         {__NR_truncate, StopTag::Release, {}},
         {__NR_shmat, StopTag::Release, {{Op::AnyBit, 2, kShmRemap}}},
         {__NR_process_madvise, StopTag::Release, {}},
+        // Reaps a SIGKILLed process's address space at once, before that
+        // process reaches its exit stop (where its pages would be read).
+        {__NR_process_mrelease, StopTag::Release, {}},
         {__NR_madvise, StopTag::Release, {{Op::Equals, 2, MADV_DONTNEED}}},
         {__NR_madvise, StopTag::Release, {{Op::Equals, 2, MADV_REMOVE}}},
         {__NR_madvise, StopTag::Release, {{Op::Equals, 2, kMadvPageout}}},
         {__NR_madvise, StopTag::Release, {{Op::Equals, 2, kMadvDontneedLocked}}},
         {__NR_madvise, StopTag::Release, {{Op::Equals, 2, kMadvGuardInstall}}},
         {__NR_mmap, StopTag::Release, {{Op::AnyBit, 3, MAP_FIXED}, {Op::AnyBit, 3, MAP_ANONYMOUS}}},
-        {__NR_fallocate, StopTag::Release, {{Op::AnyBit, 1, FALLOC_FL_PUNCH_HOLE}}},
+        {__NR_fallocate, StopTag::Release, {{Op::AnyBit, 1, kFallocDropsPages}}},
         // brk(0) only asks where the break is (every glibc program does, at
         // its start): no stop.
         {__NR_brk, StopTag::Brk, {{Op::NotZero, 0, 0}}},

@@ -15,10 +15,11 @@
 //              installed (EINVAL); max_rss says so
 //   Release    a call that may make resident memory fall: munmap, mremap,
 //              shmdt, shmat(SHM_REMAP), ftruncate, truncate, process_madvise,
-//              madvise(DONTNEED, REMOVE, PAGEOUT, DONTNEED_LOCKED,
-//              GUARD_INSTALL), mmap(MAP_FIXED|MAP_ANONYMOUS) over a mapping,
-//              fallocate(PUNCH_HOLE). The tree's total just before one is a
-//              candidate for its peak (docs/how-it-works.md).
+//              process_mrelease, madvise(DONTNEED, REMOVE, PAGEOUT,
+//              DONTNEED_LOCKED, GUARD_INSTALL), mmap(MAP_FIXED|MAP_ANONYMOUS)
+//              over a mapping, fallocate(PUNCH_HOLE, COLLAPSE_RANGE,
+//              ZERO_RANGE, INSERT_RANGE, WRITE_ZEROES). The tree's total just
+//              before one is a candidate for its peak (docs/how-it-works.md).
 //   Brk        brk: a release only when it lowers the break, which the filter
 //              cannot see (max_rss compares with the last break it allowed)
 // Not stopped (documented gaps): a file mmap(MAP_FIXED) over populated memory
