@@ -131,6 +131,7 @@ enum class InexactReason : uint8_t {
     FilePagesUnresolved,  // file/shmem pages several processes hold not united (reads failed or cost too much; ebpf never unites them)
     ProcessesUntracked,  // some processes could not be followed at all (eBPF tables full): no upper bound
     ExitsUnseen,         // processes ended without the stop at their exit: the moment before was not measured
+    FallsUnseen,         // an image's memory fell where the backend does not stop (mmap MAP_FIXED of a file, O_TRUNC, reclaim)
 };
 
 struct TreePeak {

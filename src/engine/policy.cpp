@@ -1,5 +1,7 @@
 #include <max_rss/engine/policy.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 
 namespace max_rss::policy {
@@ -29,6 +31,18 @@ bool snapshot_affordable(int64_t spent_ns, int64_t elapsed_ns, int64_t expected_
 
 bool hwm_was_reset(uint64_t hwm_bytes, uint64_t sampled_max_resident_bytes) {
     return sampled_max_resident_bytes > hwm_bytes + kHwmSlackBytes;
+}
+
+bool fell_unseen(uint64_t hwm_bytes, uint64_t known_resident_bytes) {
+    // The kernel keeps the high-water mark from a quick read of its per-CPU
+    // counters, which can be off by up to a batch (max(32, 2 x CPUs) pages)
+    // per CPU: 1 MiB at most on up to 8 CPUs.
+    static const uint64_t slack_bytes = [] {
+        const long cpus = std::max(1L, ::sysconf(_SC_NPROCESSORS_CONF));
+        const uint64_t batch_pages = static_cast<uint64_t>(std::max(32L, 2 * cpus));
+        return std::max(kHwmSlackBytes, static_cast<uint64_t>(cpus) * batch_pages * 4096);
+    }();
+    return hwm_bytes > known_resident_bytes + slack_bytes;
 }
 
 int64_t snapshot_gap_ns(int64_t min_gap_ns, int64_t last_snapshot_cost_ns) {

@@ -94,6 +94,7 @@ bool Recorder::task_created(pid_t child, pid_t creator_tid, CloneKind kind) {
         return true;
     }
     const Process& parent = table_.process(creator_index);
+    second_process_from(parent.pid);
     auto program = parent.images.empty() ? nullptr : parent.images.back().program;
     const bool shares = kind == CloneKind::SharedMm;
     std::optional<pid_t> shares_with;
@@ -107,8 +108,19 @@ bool Recorder::task_created(pid_t child, pid_t creator_tid, CloneKind kind) {
     return true;
 }
 
+void Recorder::second_process_from(pid_t creator_pid) {
+    if (tree_had_two_processes_) return;
+    tree_had_two_processes_ = true;
+    if (totals_from_backend_) return;
+    LiveProcess* creator = table_.live(creator_pid);
+    if (!creator) return;
+    if (const auto status = probe_.status(creator_pid); status && status->hwm_bytes)
+        creator->max_resident_bytes = std::max(creator->max_resident_bytes, *status->hwm_bytes);
+}
+
 void Recorder::process_adopted(pid_t pid, pid_t ppid, bool exec_seen) {
     if (table_.task(pid)) return;
+    second_process_from(ppid);
     if (exec_seen) {
         const uint32_t index = new_process(pid, ppid, ImageOrigin::Exec, intern(probe_.program(pid)), std::nullopt);
         table_.add_task(pid, index, false);
@@ -350,6 +362,13 @@ void Recorder::measure_image(pid_t tid, uint32_t index, bool final_exit) {
     if (policy::hwm_was_reset(*img.hwm_bytes, sampled_max)) {
         warn(Warning{Warning::Kind::HwmReset, proc.pid, *img.hwm_bytes, sampled_max, 0, {}});
         img.hwm_bytes = sampled_max;
+    }
+    // Snapshots measure the tree where memory falls; a fall elsewhere shows
+    // here, as a VmHWM above everything known of this image.
+    if (live && !totals_from_backend_ && tally_.release_points_reported) {
+        uint64_t known = std::max(sampled_max, status->rss_bytes.value_or(0));
+        if (origin == ImageOrigin::Fork) known = std::max(known, inherited_rss_bytes);
+        if (policy::fell_unseen(*img.hwm_bytes, known)) tally_.falls_unseen++;
     }
     std::optional<procfs::SmapsRollup> smaps;
     if (final_exit && policy::wants_smaps_at_exit(origin, status->rss_bytes)) smaps = probe_.smaps_rollup(tid);

@@ -74,6 +74,10 @@ TreePeak compute_tree_peak(const std::deque<Process>& processes, const SnapshotT
         peak.inexact_reason = InexactReason::NoReleasePoints;
     else if (tally.release_points_skipped > 0) peak.inexact_reason = InexactReason::SnapshotsSkipped;
     else if (tally.exits_unseen > 0) peak.inexact_reason = InexactReason::ExitsUnseen;
+    // A fall unseen matters only if the tree could have held more then:
+    // bounded by the high-water marks of the images alive together.
+    else if (tally.falls_unseen > 0 && peak.overlapping_peaks_bytes > peak.tree_bytes)
+        peak.inexact_reason = InexactReason::FallsUnseen;
     else if (tally.unresolved_upper_bytes > peak.tree_bytes)
         peak.inexact_reason = tally.unresolved_by_file_pages && !tally.unresolved_by_families
                                   ? InexactReason::FilePagesUnresolved

@@ -94,6 +94,7 @@ const char* inexact_reason_name(InexactReason reason) {
         case InexactReason::FilePagesUnresolved: return "file-pages-unresolved";
         case InexactReason::ProcessesUntracked: return "processes-untracked";
         case InexactReason::ExitsUnseen: return "exits-unseen";
+        case InexactReason::FallsUnseen: return "falls-unseen";
     }
     return "unknown";
 }
@@ -123,6 +124,10 @@ std::string describe_inexact(InexactReason reason, BackendKind backend) {
         case InexactReason::ExitsUnseen:
             return "some processes ended without stopping at their exit (killed by another thread's exit while "
                    "max_rss was measuring), so the moment before their memory went was not measured";
+        case InexactReason::FallsUnseen:
+            return "a process's memory fell where max_rss does not stop it (a file mmap over its pages, an "
+                   "O_TRUNC of a file it maps, reclaim): its high-water mark passed every measurement of it, so "
+                   "the tree may have held more at that moment";
     }
     return "";
 }

@@ -1,6 +1,8 @@
 // The measurement policy on its own: image peaks and when a reading is worth it.
 #include <max_rss/engine/policy.hpp>
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include "units.hpp"
 
@@ -58,6 +60,16 @@ TEST_CASE("policy: a VmHWM reset is a VmHWM more than 1 MiB below what a snapsho
     CHECK_FALSE(hwm_was_reset(100 * MiB, 100 * MiB + 512 * KiB));  // per-CPU slack
     CHECK_FALSE(hwm_was_reset(100 * MiB, 101 * MiB));
     CHECK(hwm_was_reset(10 * MiB, 200 * MiB));
+}
+
+TEST_CASE("policy: a fall unseen is a VmHWM above every size known of the image, past the counters' slack",
+          "[policy]") {
+    // The slack is at least 1 MiB (more on machines with many CPUs).
+    CHECK_FALSE(fell_unseen(100 * MiB, 100 * MiB));
+    CHECK_FALSE(fell_unseen(100 * MiB, 99 * MiB + 512 * KiB));
+    CHECK_FALSE(fell_unseen(50 * MiB, 100 * MiB));  // a reset VmHWM, or a size read after a rise
+    if (::sysconf(_SC_NPROCESSORS_CONF) <= 8) CHECK(fell_unseen(100 * MiB, 98 * MiB));
+    CHECK(fell_unseen(1024 * MiB, 2 * MiB));  // 1 GiB held, then gone where no one stopped
 }
 
 TEST_CASE("policy: snapshots keep to a tenth of the time", "[policy]") {

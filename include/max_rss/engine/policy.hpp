@@ -48,6 +48,15 @@ bool snapshot_affordable(int64_t spent_ns, int64_t elapsed_ns, int64_t expected_
 inline constexpr uint64_t kHwmSlackBytes = uint64_t{1} << 20;
 bool hwm_was_reset(uint64_t hwm_bytes, uint64_t sampled_max_resident_bytes);
 
+// Whether an image's memory fell where max_rss did not stop (a file or
+// /dev/zero mmap(MAP_FIXED) over its pages, an open(O_TRUNC) of a file it
+// maps, reclaim): its VmHWM, read at its exec or exit, is above every
+// resident size known of it (each snapshot's, its VmHWM when the tree first
+// had two processes, a fork child's inherited pages, its size now) by more
+// than the counters' imprecision. So it rose past every reading and fell
+// unseen, and the tree may have held more then than any snapshot saw.
+bool fell_unseen(uint64_t hwm_bytes, uint64_t known_resident_bytes);
+
 // Periodic snapshots (the timeline; a complement to the release points) cost
 // ~1.5 us a live process (12 ms at 10,000): the next one may come min_gap_ns
 // after the last, and no sooner than ten times what the last one cost.

@@ -190,6 +190,10 @@ private:
     // with (as it was when that address space went).
     static uint32_t family_for_children(const LiveProcess& owner);
     std::shared_ptr<const Program> intern(Program program);
+    // The tree gets its second process from creator_pid: until now that
+    // process was the tree, and its VmHWM (the tree's peak so far) is a size
+    // known of it, as a snapshot's is (policy::fell_unseen).
+    void second_process_from(pid_t creator_pid);
 
     RecorderOptions options_;
     MemoryProbe& probe_;
@@ -200,6 +204,7 @@ private:
     pid_t root_pid_ = 0;
     bool root_exited_ = false;
     bool totals_from_backend_ = false;
+    bool tree_had_two_processes_ = false;
     bool family_reads_settled_ = true;
     uint32_t next_serial_ = 1;
     std::optional<uint64_t> cgroup_peak_bytes_;

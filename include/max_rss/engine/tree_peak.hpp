@@ -25,6 +25,7 @@ struct SnapshotTally {
     bool release_points_reported = true;  // false: the backend cannot see them
     bool processes_untracked = false;     // some processes were not followed at all
     uint64_t exits_unseen = 0;            // processes whose memory went without their exit stop
+    uint64_t falls_unseen = 0;            // images whose memory fell where no stop was (policy::fell_unseen)
 };
 
 // Derives the tree's peak figures from every process's record and the
