@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <streambuf>
@@ -92,15 +93,23 @@ std::string base_name_of(const std::string& path) {
 bool no_tmpfile_support(int error) { return error == EOPNOTSUPP || error == EISDIR || error == EINVAL; }
 
 // Where a symbolic link chain that ends in nothing points: the final name.
+// Where the symbolic link path points (relative targets made whole); none
+// if path is not a link.
+std::optional<std::string> link_target(const std::string& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return std::nullopt;
+    std::string target(static_cast<size_t>(st.st_size > 0 ? st.st_size : 4096), '\0');
+    const ssize_t n = ::readlink(path.c_str(), target.data(), target.size());
+    if (n <= 0) return std::nullopt;
+    target.resize(static_cast<size_t>(n));
+    return target.front() == '/' ? target : directory_of(path) + "/" + target;
+}
+
 std::string follow_links(std::string path) {
     for (int hops = 0; hops < 40; ++hops) {
-        struct stat st {};
-        if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) break;
-        std::string target(static_cast<size_t>(st.st_size > 0 ? st.st_size : 4096), '\0');
-        const ssize_t n = ::readlink(path.c_str(), target.data(), target.size());
-        if (n <= 0) break;
-        target.resize(static_cast<size_t>(n));
-        path = target.front() == '/' ? target : directory_of(path) + "/" + target;
+        auto next = link_target(path);
+        if (!next) break;
+        path = std::move(*next);
     }
     return path;
 }
@@ -118,8 +127,29 @@ std::string resolve_new_file(const std::string& path) {
 
 bool is_null_device(const struct stat& st) { return S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3); }
 
-[[noreturn]] void fail_stdout(int error) {
-    throw std::runtime_error(fmt::format("cannot write export to stdout: {}", std::strerror(error)));
+[[noreturn]] void fail_stdout(int error, int fd = STDOUT_FILENO) {
+    throw std::runtime_error(fmt::format("cannot write export to {}: {}", fd == STDERR_FILENO ? "stderr" : "stdout",
+                                         std::strerror(error)));
+}
+
+// The standard descriptor (1 or 2) that path names through /dev/stdout,
+// /dev/fd/N or /proc/self/fd/N, at any hop of its links; -1 if none. Such a
+// descriptor closed when max_rss started holds /dev/null for max_rss's own
+// sake: a report written there would be lost, where `-o -` is refused.
+int standard_fd_named(std::string path) {
+    const std::string own_fds = fmt::format("/proc/{}/fd/", ::getpid());
+    for (int hops = 0; hops < 40; ++hops) {
+        for (const int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+            const std::string n = std::to_string(fd);
+            if (path == "/dev/fd/" + n || path == "/proc/self/fd/" + n || path == "/proc/thread-self/fd/" + n ||
+                path == own_fds + n)
+                return fd;
+        }
+        auto next = link_target(path);
+        if (!next) break;
+        path = std::move(*next);
+    }
+    return -1;
 }
 
 // What max_rss printed through stdio on fd must come before what is written
@@ -136,6 +166,7 @@ ExportTarget::ExportTarget(std::string path) : path_(std::move(path)) {
         fd_ = STDOUT_FILENO;
     } else {
         if (path_.empty()) fail("create", path_, ENOENT);
+        if (const int fd = standard_fd_named(path_); fd >= 0 && standard_fd_was_closed(fd)) fail_stdout(EBADF, fd);
         exists_ = ::stat(path_.c_str(), &target) == 0;
         if (!exists_ && errno != ENOENT) fail("create", path_, errno);  // ENOTDIR, EACCES, ELOOP...
         if (exists_ && S_ISDIR(target.st_mode)) fail("create", path_, EISDIR);

@@ -28,6 +28,7 @@
 #include <functional>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 namespace fs = std::filesystem;
 using namespace max_rss::test;
@@ -358,6 +359,23 @@ TEST_CASE("outputs: '-o -' with fd 1 closed is refused before the program runs",
     const Output out = run_max_rss_with({"-q", "-o", "-", "--", "/bin/true"}, [](int, int) { ::close(1); });
     CHECK(out.exit_code == 2);
     CHECK(out.err == "max_rss: -o: cannot write export to stdout: Bad file descriptor\n");
+}
+
+TEST_CASE("outputs: /dev/stdout, /dev/fd/2 and /proc/self/fd/1 of a closed fd are refused as '-' is",
+          "[outputs][fds]") {
+    // max_rss keeps /dev/null on a standard descriptor that was closed, for
+    // its own sake: a report written through these names went there, lost,
+    // with exit 0.
+    for (const auto& [option, path, fd] : {std::tuple{"-o", "/dev/stdout", 1}, std::tuple{"-o", "/dev/fd/2", 2},
+                                           std::tuple{"-o", "/proc/self/fd/1", 1},
+                                           std::tuple{"--plot", "/dev/stdout", 1}}) {
+        INFO(option << " " << path);
+        const Output out = run_max_rss_with({"-q", option, path, "--", "/bin/true"}, [fd = fd](int, int) { ::close(fd); });
+        CHECK(out.exit_code == 2);
+        if (fd == 1) CHECK(contains(out.err, "cannot write export to stdout: Bad file descriptor\n"));
+    }
+    // /dev/null itself, with fd 1 closed, is a place the user chose.
+    CHECK(run_max_rss_with({"-q", "-o", "/dev/null", "--", "/bin/true"}, [](int, int) { ::close(1); }).exit_code == 0);
 }
 
 TEST_CASE("outputs: 'compare -' with fd 0 closed says so", "[outputs][fds]") {
