@@ -31,9 +31,16 @@ constexpr uint64_t supported_bench_schema_version = 2;
     throw ReportError(fmt::format("{}: {}", source, message));
 }
 
-// A JSON number as whole bytes: non-negative, finite, below 2^64.
+// A JSON number as whole bytes: non-negative, finite, below 2^63 (8 EiB,
+// more than any machine holds): compare's differences are signed 64-bit, and
+// a larger figure wrapped, its regression read as an improvement.
 std::optional<uint64_t> byte_count(const nlohmann::json& value) {
-    if (value.is_number_unsigned()) return value.get<uint64_t>();
+    constexpr uint64_t kMaxBytes = uint64_t{1} << 63;
+    if (value.is_number_unsigned()) {
+        const auto bytes = value.get<uint64_t>();
+        if (bytes >= kMaxBytes) return std::nullopt;
+        return bytes;
+    }
     if (value.is_number_integer()) {
         const auto integer = value.get<int64_t>();
         if (integer < 0) return std::nullopt;
@@ -41,8 +48,8 @@ std::optional<uint64_t> byte_count(const nlohmann::json& value) {
     }
     if (value.is_number_float()) {
         const double number = std::round(value.get<double>());
-        // 2^64 itself is exactly representable; anything from it up does not fit.
-        if (!std::isfinite(number) || number < 0 || number >= 18446744073709551616.0) return std::nullopt;
+        // 2^63 itself is exactly representable; anything from it up is refused.
+        if (!std::isfinite(number) || number < 0 || number >= static_cast<double>(kMaxBytes)) return std::nullopt;
         return static_cast<uint64_t>(number);
     }
     return std::nullopt;

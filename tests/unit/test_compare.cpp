@@ -105,6 +105,14 @@ TEST_CASE("parse_report: error messages", "[compare]") {
           "BASE.json: run report has no \"peak.tree_bytes\" byte count");
     CHECK(report_error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"], "peak": {"tree_bytes": -1}})") ==
           "BASE.json: run report has no \"peak.tree_bytes\" byte count");
+    // 2^63 bytes and more: beyond any machine, and beyond compare's signed
+    // differences (an 18446744073709551615 once compared as an improvement).
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"], "peak": {"tree_bytes": 18446744073709551615}})") ==
+          "BASE.json: run report has no \"peak.tree_bytes\" byte count");
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"], "peak": {"tree_bytes": 9223372036854775808}})") ==
+          "BASE.json: run report has no \"peak.tree_bytes\" byte count");
+    CHECK(report_error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"], "peak": {"tree_bytes": 9.3e18}})") ==
+          "BASE.json: run report has no \"peak.tree_bytes\" byte count");
     CHECK(report_error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"], "peak": {"tree_bytes": "1"}})") ==
           "BASE.json: run report has no \"peak.tree_bytes\" byte count");
     CHECK(report_error_of(R"({"schema_version": 1, "kind": "run", "command": ["ls"], "peak": 5})") ==
