@@ -195,12 +195,17 @@ ExportTarget::ExportTarget(std::string path) : path_(std::move(path)) {
             // Can a file be created beside it? An anonymous one says so
             // without leaving a name anyone could see.
             const std::string directory = directory_of(path_);
-            const int probe = ::open(directory.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-            if (probe >= 0) {
-                ::close(probe);
-            } else if (!no_tmpfile_support(errno) || ::access(directory.c_str(), W_OK | X_OK) != 0) {
-                fail("create", path_, errno);
+            int probe = ::open(directory.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+            if (probe < 0 && no_tmpfile_support(errno)) {
+                // No anonymous files here (/proc, some FUSE and network file
+                // systems): the write will name one, so the check does too.
+                // (access() said yes to root where nothing can be created.)
+                std::string name;
+                probe = open_named_temp(name);
+                if (probe >= 0) ::unlink(name.c_str());
             }
+            if (probe < 0) fail("create", path_, errno);
+            ::close(probe);
         } else {
             kind_ = Kind::WriteThrough;
             const std::string checked = exists_ ? path_ : directory_of(follow_links(path_));
@@ -275,26 +280,31 @@ void ExportTarget::write_through(const std::function<void(std::ostream&)>& produ
     if (error != 0) fail_write(error);
 }
 
+std::string ExportTarget::next_temp_name() {
+    return fmt::format("{}/.{}.max_rss-{}-{}.tmp", directory_of(path_), base_name_of(path_), ::getpid(),
+                       temp_serial_++);
+}
+
+int ExportTarget::open_named_temp(std::string& name_out) {
+    // O_EXCL with a pid and serial instead of mkstemp, so the mode is 0666
+    // minus the umask.
+    for (;;) {
+        std::string candidate = next_temp_name();
+        const int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0) name_out = std::move(candidate);
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+}
+
 void ExportTarget::write_replacing(const std::function<void(std::ostream&)>& produce) {
     const std::string directory = directory_of(path_);
-    const auto temp_name = [&] {
-        return fmt::format("{}/.{}.max_rss-{}-{}.tmp", directory, base_name_of(path_), ::getpid(), temp_serial_++);
-    };
     std::string temp_path;  // the temporary file's name, once it has one
     int fd = ::open(directory.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
     if (fd < 0) {
         if (!no_tmpfile_support(errno)) fail_write(errno);
-        // No O_TMPFILE here: a named file from the start. O_EXCL with a pid and
-        // serial instead of mkstemp, so the mode is 0666 minus the umask.
-        for (;;) {
-            std::string candidate = temp_name();
-            fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-            if (fd >= 0) {
-                temp_path = std::move(candidate);
-                break;
-            }
-            if (errno != EEXIST) fail_write(errno);
-        }
+        // No O_TMPFILE here: a named file from the start.
+        fd = open_named_temp(temp_path);
+        if (fd < 0) fail_write(errno);
     }
     const auto give_up = [&](int error) {
         ::close(fd);
@@ -312,7 +322,7 @@ void ExportTarget::write_replacing(const std::function<void(std::ostream&)>& pro
     // A name for the anonymous file, only for the rename: rename(2) replaces,
     // linkat(2) cannot.
     while (temp_path.empty()) {
-        std::string candidate = temp_name();
+        std::string candidate = next_temp_name();
         const std::string self = fmt::format("/proc/self/fd/{}", fd);
         if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, candidate.c_str(), AT_SYMLINK_FOLLOW) == 0) {
             temp_path = std::move(candidate);

@@ -338,6 +338,16 @@ TEST_CASE("outputs: a bad path still fails before the program runs, leaving noth
     CHECK(dir.entries() == std::vector<std::string>{"file"});
 }
 
+TEST_CASE("outputs: a directory with no anonymous files, where nothing can be created, is refused before the run",
+          "[outputs]") {
+    // /proc has no O_TMPFILE, and access() says yes to root: the check passed,
+    // the program ran, and the report failed after it (exit 4).
+    const Output out = run_max_rss({"-q", "-o", "/proc/version", "--", "/bin/echo", "ran"});
+    CHECK(out.exit_code == 2);
+    CHECK(out.out.empty());
+    CHECK(out.err == "max_rss: -o: cannot create export file '/proc/version': No such file or directory\n");
+}
+
 // ---------------------------------------------------------------------------
 // 4. Closed standard descriptors.
 

@@ -85,6 +85,10 @@ private:
     void write_through(const std::function<void(std::ostream&)>& produce);
     void write_descriptor(const std::function<void(std::ostream&)>& produce);
     [[noreturn]] void fail_write(int error) const;
+    // A new temporary file beside path_ (O_EXCL, mode 0666 minus the umask),
+    // its name in name_out; -1 with errno on failure.
+    int open_named_temp(std::string& name_out);
+    std::string next_temp_name();  // .NAME.max_rss-PID-SERIAL.tmp beside path_
 
     std::string path_;
     Kind kind_ = Kind::Replace;
