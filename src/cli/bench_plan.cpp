@@ -11,19 +11,30 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 #include <tuple>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace max_rss::cli {
 namespace {
 
 // Checks that argv[0] can be found, so a typo fails before minutes of runs.
+// A path to something that is there but cannot run (a directory, a file
+// without x) is said as a run of it would say it, exit 126.
 void check_found(const std::vector<std::string>& argv, std::string_view what) {
-    if (!os::find_in_path(argv.at(0))) {
-        throw LaunchError(fmt::format("bench: {}: {}: command not found", what, argv[0]), exit_code::not_found);
+    const std::string& program = argv.at(0);
+    if (os::find_in_path(program)) return;
+    struct stat st {};
+    if (program.find('/') != std::string::npos && ::stat(program.c_str(), &st) == 0) {
+        throw LaunchError(
+            fmt::format("bench: {}: {}: {}", what, program, std::strerror(S_ISDIR(st.st_mode) ? EISDIR : EACCES)),
+            exit_code::not_executable);
     }
+    throw LaunchError(fmt::format("bench: {}: {}: command not found", what, program.empty() ? "''" : program),
+                      exit_code::not_found);
 }
 
 // An option given once for all COMMANDs, or once per COMMAND: the value for

@@ -207,6 +207,8 @@ bool program_file_exists(const std::string& name) {
 }  // namespace
 
 void throw_launch_error(const std::string& name, int exec_errno) {
+    // An empty name is no command (execvp tries it as each PATH directory).
+    if (name.empty()) throw LaunchError("'': command not found", exit_code::not_found);
     const bool not_found = exec_errno == ENOENT || exec_errno == ENOTDIR;
     // ENOENT for a file that is there: its "#!" interpreter or its dynamic
     // loader is missing (bash: "cannot execute: required file not found").

@@ -118,6 +118,10 @@ TEST_CASE("bench: -N splits the command into words and runs it without a shell",
     const Output exit_builtin = run_max_rss({"bench", "-N", "exit 3"});
     CHECK(exit_builtin.exit_code == 127);
     CHECK(exit_builtin.err == "max_rss: bench: COMMAND 'exit 3': exit: command not found\n");
+    // A path to a directory is there but cannot run: 126, as a run of it says.
+    const Output directory = run_max_rss({"bench", "-N", "/"});
+    CHECK(directory.exit_code == 126);
+    CHECK(directory.err == "max_rss: bench: COMMAND '/': /: Is a directory\n");
 
     const Output unterminated = run_max_rss({"bench", "-N", "echo 'open"});
     CHECK(unterminated.exit_code == 2);

@@ -53,6 +53,11 @@ TEST_CASE("a command that is not found exits 127 with one line", "[cli]") {
     CHECK(out.exit_code == 127);
     CHECK(out.err == "max_rss: max-rss-no-such-command-xyz: command not found\n");
     CHECK(out.out.empty());
+    // An empty name is no command either (it read "max_rss: : Permission
+    // denied", 126: execvp tried it as a PATH directory).
+    const Output empty = run_max_rss({"--", ""});
+    CHECK(empty.exit_code == 127);
+    CHECK(empty.err == "max_rss: '': command not found\n");
 }
 
 TEST_CASE("a script whose interpreter is missing exits 127 saying so, not 'command not found'", "[cli]") {
