@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,6 +55,9 @@ struct RunArgs {
 struct StdoutMark {
     bool regular = false;  // a regular file: its offset and size say whether it grew
     bool null_device = false;
+    // Opened to append (>>): its offset is 0 until the first write, then the
+    // file's end, so only the size says what was written.
+    bool append = false;
     off_t offset = 0;
     off_t size = 0;
 };
@@ -67,6 +71,8 @@ StdoutMark mark_stdout() {
     mark.null_device = S_ISCHR(st.st_mode) && ::stat("/dev/null", &null) == 0 && null.st_rdev == st.st_rdev;
     mark.size = st.st_size;
     mark.offset = ::lseek(STDOUT_FILENO, 0, SEEK_CUR);
+    const int flags = ::fcntl(STDOUT_FILENO, F_GETFL);
+    mark.append = flags >= 0 && (flags & O_APPEND) != 0;
     return mark;
 }
 
@@ -80,7 +86,8 @@ StdoutMark mark_stdout() {
 void warn_if_mixed(const char* option, const StdoutMark& before, const StdoutMark& after, bool quiet) {
     if (before.null_device) return;
     if (before.regular) {
-        const off_t grew = std::max(after.offset - before.offset, after.size - before.size);
+        const off_t grew = before.append ? after.size - before.size
+                                         : std::max(after.offset - before.offset, after.size - before.size);
         if (grew <= 0) return;
         std::fprintf(stderr,
                      "max_rss: %s: COMMAND wrote %lld bytes to stdout, where the output goes too: they are mixed "
@@ -119,7 +126,8 @@ Action add_run_command(CLI::App& app, const std::optional<std::vector<std::strin
                    "How to follow the tree: ptrace (default: stops each process at its birth, exec, exit and "
                    "where its memory can fall), ebpf (kernel events, nobody stopped, programs that use ptrace run "
                    "untouched; needs root or CAP_BPF+CAP_PERFMON, and kernel BTF), sample (no ptrace: reads /proc "
-                   "every --interval, can miss what happens between two reads)")
+                   "every --interval, can miss what happens between two reads; max_rss is the tree's subreaper, "
+                   "so an orphan's getppid() is max_rss)")
         ->option_text("NAME")
         ->capture_default_str()
         ->check(backend_value());

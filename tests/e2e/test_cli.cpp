@@ -301,6 +301,11 @@ TEST_CASE("the report on stdout (-o -): what the program printed there is said t
                      "the output to a file instead, or redirect COMMAND's stdout)\n");
     out = run_program({"/bin/sh", "-c", run + "'echo hello >&2' > " + file});
     CHECK(out.err == "hello\n");
+    // Appended to (>>) a file that already holds a report: the count is what
+    // COMMAND wrote, not the file's size before (it said 1688 for 4).
+    out = run_program({"/bin/sh", "-c", run + "'echo hi2' >> " + file});
+    CHECK(out.err == "max_rss: -o: COMMAND wrote 4 bytes to stdout, where the output goes too: they are mixed (write "
+                     "the output to a file instead, or redirect COMMAND's stdout)\n");
     std::remove(file.c_str());
 }
 
