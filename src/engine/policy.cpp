@@ -36,9 +36,9 @@ bool hwm_was_reset(uint64_t hwm_bytes, uint64_t sampled_max_resident_bytes) {
 bool fell_unseen(uint64_t hwm_bytes, uint64_t known_resident_bytes) {
     // The kernel keeps the high-water mark from a quick read of its per-CPU
     // counters, which can be off by up to a batch (max(32, 2 x CPUs) pages)
-    // per CPU: 1 MiB at most on up to 8 CPUs.
+    // per online CPU: 1 MiB at most on up to 8 CPUs.
     static const uint64_t slack_bytes = [] {
-        const long cpus = std::max(1L, ::sysconf(_SC_NPROCESSORS_CONF));
+        const long cpus = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
         const uint64_t batch_pages = static_cast<uint64_t>(std::max(32L, 2 * cpus));
         return std::max(kHwmSlackBytes, static_cast<uint64_t>(cpus) * batch_pages * 4096);
     }();

@@ -114,7 +114,8 @@ void Recorder::second_process_from(pid_t creator_pid) {
     if (totals_from_backend_) return;
     LiveProcess* creator = table_.live(creator_pid);
     if (!creator) return;
-    if (const auto status = probe_.status(creator_pid); status && status->hwm_bytes)
+    // Through a live task: a leader that ended by pthread_exit reads no VmHWM.
+    if (const auto status = probe_.status(creator->reader_tid); status && status->hwm_bytes)
         creator->max_resident_bytes = std::max(creator->max_resident_bytes, *status->hwm_bytes);
 }
 
@@ -360,13 +361,20 @@ void Recorder::measure_image(pid_t tid, uint32_t index, bool final_exit) {
     const LiveProcess* live = tid == proc.pid ? table_.live(proc.pid) : nullptr;
     const uint64_t sampled_max = live ? live->max_resident_bytes : 0;
     if (policy::hwm_was_reset(*img.hwm_bytes, sampled_max)) {
-        warn(Warning{Warning::Kind::HwmReset, proc.pid, *img.hwm_bytes, sampled_max, 0, {}});
+        // At an exit stop after the address space was already reaped
+        // (process_mrelease, the OOM reaper) the counters read zero: no reset.
+        const bool reaped = final_exit && *status->hwm_bytes == 0 && status->rss_bytes.value_or(0) == 0;
+        if (!reaped) warn(Warning{Warning::Kind::HwmReset, proc.pid, *img.hwm_bytes, sampled_max, 0, {}});
         img.hwm_bytes = sampled_max;
     }
     // Snapshots measure the tree where memory falls; a fall elsewhere shows
-    // here, as a VmHWM above everything known of this image.
-    if (live && !totals_from_backend_ && tally_.release_points_reported) {
-        uint64_t known = std::max(sampled_max, status->rss_bytes.value_or(0));
+    // here, as a VmHWM above everything known of this image. Not while the
+    // tree is still one process: its VmHWM is the tree's peak then, and no
+    // filter stops anything. (A thread other than the leader that execs or
+    // exits last stops in the same address space.)
+    const LiveProcess* owner = live ? live : table_.live(proc.pid);
+    if (owner && tree_had_two_processes_ && !totals_from_backend_ && tally_.release_points_reported) {
+        uint64_t known = std::max(owner->max_resident_bytes, status->rss_bytes.value_or(0));
         if (origin == ImageOrigin::Fork) known = std::max(known, inherited_rss_bytes);
         if (policy::fell_unseen(*img.hwm_bytes, known)) tally_.falls_unseen++;
     }

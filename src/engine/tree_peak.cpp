@@ -1,5 +1,7 @@
 #include <max_rss/engine/tree_peak.hpp>
 
+#include <max_rss/engine/policy.hpp>
+
 #include <algorithm>
 #include <functional>
 #include <queue>
@@ -74,9 +76,10 @@ TreePeak compute_tree_peak(const std::deque<Process>& processes, const SnapshotT
         peak.inexact_reason = InexactReason::NoReleasePoints;
     else if (tally.release_points_skipped > 0) peak.inexact_reason = InexactReason::SnapshotsSkipped;
     else if (tally.exits_unseen > 0) peak.inexact_reason = InexactReason::ExitsUnseen;
-    // A fall unseen matters only if the tree could have held more then:
-    // bounded by the high-water marks of the images alive together.
-    else if (tally.falls_unseen > 0 && peak.overlapping_peaks_bytes > peak.tree_bytes)
+    // A fall unseen matters only if the tree could have held more then
+    // (bounded by the high-water marks of the images alive together) by more
+    // than the counters' imprecision.
+    else if (tally.falls_unseen > 0 && peak.overlapping_peaks_bytes > peak.tree_bytes + policy::kHwmSlackBytes)
         peak.inexact_reason = InexactReason::FallsUnseen;
     else if (tally.unresolved_upper_bytes > peak.tree_bytes)
         peak.inexact_reason = tally.unresolved_by_file_pages && !tally.unresolved_by_families
