@@ -40,7 +40,8 @@ bool fell_unseen(uint64_t hwm_bytes, uint64_t known_resident_bytes) {
     static const uint64_t slack_bytes = [] {
         const long cpus = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
         const uint64_t batch_pages = static_cast<uint64_t>(std::max(32L, 2 * cpus));
-        return std::max(kHwmSlackBytes, static_cast<uint64_t>(cpus) * batch_pages * 4096);
+        const uint64_t page_bytes = static_cast<uint64_t>(std::max(4096L, ::sysconf(_SC_PAGESIZE)));
+        return std::max(kHwmSlackBytes, static_cast<uint64_t>(cpus) * batch_pages * page_bytes);
     }();
     return hwm_bytes > known_resident_bytes + slack_bytes;
 }
