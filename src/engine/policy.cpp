@@ -33,17 +33,30 @@ bool hwm_was_reset(uint64_t hwm_bytes, uint64_t sampled_max_resident_bytes) {
     return sampled_max_resident_bytes > hwm_bytes + kHwmSlackBytes;
 }
 
-bool fell_unseen(uint64_t hwm_bytes, uint64_t known_resident_bytes) {
-    // The kernel keeps the high-water mark from a quick read of its per-CPU
-    // counters, which can be off by up to a batch (max(32, 2 x CPUs) pages)
-    // per online CPU: 1 MiB at most on up to 8 CPUs.
+namespace {
+
+// How far one quick read of an address space's counters (VmHWM, statm) can
+// be off: up to a batch (max(32, 2 x CPUs) pages) per online CPU, 1 MiB at
+// most on up to 8 CPUs.
+uint64_t counter_slack_bytes() {
     static const uint64_t slack_bytes = [] {
         const long cpus = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
         const uint64_t batch_pages = static_cast<uint64_t>(std::max(32L, 2 * cpus));
         const uint64_t page_bytes = static_cast<uint64_t>(std::max(4096L, ::sysconf(_SC_PAGESIZE)));
-        return std::max(kHwmSlackBytes, static_cast<uint64_t>(cpus) * batch_pages * page_bytes);
+        return static_cast<uint64_t>(cpus) * batch_pages * page_bytes;
     }();
-    return hwm_bytes > known_resident_bytes + slack_bytes;
+    return slack_bytes;
+}
+
+}  // namespace
+
+bool fell_unseen(uint64_t hwm_bytes, uint64_t known_resident_bytes) {
+    return hwm_bytes > known_resident_bytes + std::max(kHwmSlackBytes, counter_slack_bytes());
+}
+
+bool fell_between_reads(uint64_t earlier_resident_bytes, uint64_t later_resident_bytes) {
+    // Each reading may be off by the slack, in opposite directions.
+    return earlier_resident_bytes > later_resident_bytes + std::max(kHwmSlackBytes, 2 * counter_slack_bytes());
 }
 
 int64_t snapshot_gap_ns(int64_t min_gap_ns, int64_t last_snapshot_cost_ns) {

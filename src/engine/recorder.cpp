@@ -2,6 +2,7 @@
 #include <max_rss/engine/recorder.hpp>
 #include <max_rss/engine/tree_peak.hpp>
 #include <max_rss/os/clock.hpp>
+#include <max_rss/util/log.hpp>
 
 #include <algorithm>
 
@@ -115,8 +116,34 @@ void Recorder::second_process_from(pid_t creator_pid) {
     LiveProcess* creator = table_.live(creator_pid);
     if (!creator) return;
     // Through a live task: a leader that ended by pthread_exit reads no VmHWM.
-    if (const auto status = probe_.status(creator->reader_tid); status && status->hwm_bytes)
-        creator->max_resident_bytes = std::max(creator->max_resident_bytes, *status->hwm_bytes);
+    const auto status = probe_.status(creator->reader_tid);
+    if (!status) return;
+    if (status->hwm_bytes) creator->max_resident_bytes = std::max(creator->max_resident_bytes, *status->hwm_bytes);
+    // Its falls so far were the tree's own VmHWM's business; from here on
+    // they are compared with this reading.
+    if (status->rss_bytes) {
+        creator->last_read_resident_bytes = *status->rss_bytes;
+        creator->release_since_read = false;
+    }
+}
+
+bool Recorder::watching_unseen_falls() const {
+    return tree_had_two_processes_ && !totals_from_backend_ && tally_.release_points_reported;
+}
+
+void Recorder::resident_read(LiveProcess& live, uint64_t resident_bytes) {
+    const bool fell = policy::fell_between_reads(live.last_read_resident_bytes, resident_bytes);
+    if (fell && watching_unseen_falls() && !live.release_since_read) {
+        log::debug("pid {}: {} resident bytes, {} when last read, with no release point between: a fall unseen",
+                   table_.process(live.sampled.index).pid, resident_bytes, live.last_read_resident_bytes);
+        tally_.falls_unseen++;
+    }
+    live.last_read_resident_bytes = resident_bytes;
+    // A release call may still be under way (it was resumed at its stop,
+    // and is not followed to its end): read in the middle of a munmap, a
+    // process falls again at the next reading. So only a reading that finds
+    // it no lower says its releases are over.
+    if (!fell) live.release_since_read = false;
 }
 
 void Recorder::process_adopted(pid_t pid, pid_t ppid, bool exec_seen) {
@@ -158,6 +185,8 @@ void Recorder::first_stop(pid_t tid) {
         live->sampled.origin = ImageOrigin::Fork;
         live->sampled.inherited = inherited;
         live->max_resident_bytes = 0;
+        live->last_read_resident_bytes = inherited.resident_bytes;
+        live->release_since_read = false;
         table_.set_family(proc.pid, live->fork_family);
     }
 }
@@ -165,10 +194,14 @@ void Recorder::first_stop(pid_t tid) {
 void Recorder::exec_entry(pid_t tid) {
     // The old image is intact until the syscall runs. A failing execve (a PATH
     // search) just reads it again later.
-    if (const TaskEntry* task = table_.task(tid)) measure_image(tid, task->process, false);
+    const TaskEntry* task = table_.task(tid);
+    if (!task) return;
+    const uint32_t index = task->process;
+    measure_image(tid, index, false);
     // The exec will drop the old image's memory: a release point.
     snapshot(SnapshotCause::Release, tid);
     forget_file_runs(tid);
+    released_after_snapshot(index, ReleaseReach::Own);
 }
 
 void Recorder::exec_done(pid_t tid, pid_t former_tid) {
@@ -196,6 +229,8 @@ void Recorder::exec_done(pid_t tid, pid_t former_tid) {
         live->sampled.inherited = {};
         live->sampled.sharers_unknown = false;
         live->max_resident_bytes = 0;  // a new image starts afresh
+        live->last_read_resident_bytes = 0;
+        live->release_since_read = false;
         live->reader_tid = proc.pid;
         live->holds_creators_mm = false;
         live->lent_mm = false;  // its new mm is lent to no one yet
@@ -269,6 +304,8 @@ void Recorder::hand_on_mm(pid_t owner_pid) {
     heir->sampled.inherited = owner->sampled.inherited;
     heir->sampled.sharers_unknown = owner->sampled.sharers_unknown;
     heir->max_resident_bytes = owner->max_resident_bytes;
+    heir->last_read_resident_bytes = owner->last_read_resident_bytes;
+    heir->release_since_read = owner->release_since_read;
     heir->holds_creators_mm = true;
     heir->lent_mm = true;  // the other sharers now point at it
     table_.set_family(heir_pid, owner->sampled.family);
@@ -309,10 +346,23 @@ void Recorder::task_reaped(pid_t tid, const ExitStatus& exit, OptionalBytes ru_m
     }
 }
 
-void Recorder::memory_released(pid_t tid) {
-    if (!table_.task(tid)) return;
+void Recorder::memory_released(pid_t tid, ReleaseReach reach) {
+    const TaskEntry* task = table_.task(tid);
+    if (!task) return;
+    const uint32_t index = task->process;
     snapshot(SnapshotCause::Release, tid);
     forget_file_runs(tid, true);
+    released_after_snapshot(index, reach);
+}
+
+void Recorder::released_after_snapshot(uint32_t index, ReleaseReach reach) {
+    if (reach == ReleaseReach::AnyProcess) {
+        for (auto&& [pid, live] : table_.live_processes()) live.release_since_read = true;
+        return;
+    }
+    // A CLONE_VM child releases in the address space it shares.
+    const Process& proc = table_.process(index);
+    if (LiveProcess* owner = table_.live(proc.shares_mm_with.value_or(proc.pid))) owner->release_since_read = true;
 }
 
 void Recorder::tick() { snapshot(SnapshotCause::Timer); }
@@ -372,12 +422,13 @@ void Recorder::measure_image(pid_t tid, uint32_t index, bool final_exit) {
     // tree is still one process: its VmHWM is the tree's peak then, and no
     // filter stops anything. (A thread other than the leader that execs or
     // exits last stops in the same address space.)
-    const LiveProcess* owner = live ? live : table_.live(proc.pid);
-    if (owner && tree_had_two_processes_ && !totals_from_backend_ && tally_.release_points_reported) {
+    LiveProcess* owner = table_.live(proc.pid);
+    if (owner && watching_unseen_falls()) {
         uint64_t known = std::max(owner->max_resident_bytes, status->rss_bytes.value_or(0));
         if (origin == ImageOrigin::Fork) known = std::max(known, inherited_rss_bytes);
         if (policy::fell_unseen(*img.hwm_bytes, known)) tally_.falls_unseen++;
     }
+    if (owner && status->rss_bytes) resident_read(*owner, *status->rss_bytes);
     std::optional<procfs::SmapsRollup> smaps;
     if (final_exit && policy::wants_smaps_at_exit(origin, status->rss_bytes)) smaps = probe_.smaps_rollup(tid);
     uint64_t private_now = 0;

@@ -47,6 +47,9 @@ void Recorder::snapshot(SnapshotCause cause, pid_t releasing_tid) {
         const auto statm = probe_.statm(process.reader_tid);
         if (!statm) continue;
         process.max_resident_bytes = std::max(process.max_resident_bytes, statm->resident_bytes);
+        // A CLONE_VM child reads its creator's address space, whose falls
+        // are the creator's.
+        if (!table_.process(process.sampled.index).shares_mm_with) resident_read(process, statm->resident_bytes);
         if (!file_runs_cache_.empty())
             if (auto cached = file_runs_cache_.find(process.sampled.index); cached != file_runs_cache_.end())
                 cached->second.seen_shared_bytes = statm->shared_bytes;

@@ -335,6 +335,30 @@ TEST_CASE("ebpf: instant overlaps and copy-on-write copies, within 3% of the cgr
     check_mib_near(cow.processes[1].peak_rss_bytes, 100);
 }
 
+TEST_CASE("ebpf: memory that falls where ptrace does not stop is counted at its height", "[ebpf][exact]") {
+    // The shapes the ptrace backend can only bound (a file mmap(MAP_FIXED)
+    // over the parent's 100 MiB, an open(O_TRUNC) of the file it maps, the
+    // same after the parent was read at its height): the kernel side sees
+    // every counter change, calls or no calls.
+    if (skipped()) return;
+    if (!kernel_counts_anon_mapped()) {
+        std::printf("skipped: this kernel has no mod_memcg_lruvec_state tracepoint (Linux < 6.14)\n");
+        return;
+    }
+    for (const char* shape : {"fixed_zero", "otrunc", "read_then_fall"}) {
+        const RunResult r = run_ebpf({fixture("peak_shapes"), shape, "100"});
+        INFO(shape << ": tree " << mib(r.peak.tree_bytes) << " MiB, truth 120 MiB + baseline");
+        CHECK(r.exit.code == 0);
+        CHECK(mib(r.peak.tree_bytes) >= 120);
+        CHECK(mib(r.peak.tree_bytes) <= 123);
+        if (r.peak.method != PeakMethod::Exact) {
+            CHECK(r.peak.inexact_reason == InexactReason::FilePagesUnresolved);
+            REQUIRE(r.peak.upper_bound_bytes);
+            CHECK(mib(*r.peak.upper_bound_bytes) <= 126);
+        }
+    }
+}
+
 // Two children each fill their own half of a 100 MiB shared mapping and
 // hold it: the tree holds 100 MiB of shmem, each process 50. The kernel
 // side counts how many file and shmem pages each address space maps, not

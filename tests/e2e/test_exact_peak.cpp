@@ -84,7 +84,18 @@ TEST_CASE("exact tree peak: memory that falls where ptrace does not stop is neve
     // at its exit shows it: the peak is a lower bound whose upper bound holds
     // the truth. Before, both read ~101 MiB labelled exact (true: 120 +
     // baseline), unless a timer snapshot happened to land on the moment.
-    for (const char* shape : {"fixed_zero", "otrunc"}) {
+    // read_then_fall: the same fall, after a release point of the child's
+    // read the parent at its height, so its VmHWM shows nothing more; the
+    // next reading, lower with no release of the parent's between, does.
+    // Before, 102.2 MiB labelled exact in 3 runs of 3. Its upper bound (the
+    // overlapping high-water marks) also counts the child's 1 MiB, freed
+    // before it touched its 20.
+    struct Shape {
+        const char* name;
+        double max_upper_mib;
+    };
+    for (const Shape& shape_bound : {Shape{"fixed_zero", 126}, Shape{"otrunc", 126}, Shape{"read_then_fall", 130}}) {
+        const char* shape = shape_bound.name;
         for (const int64_t interval_ns : {int64_t{20'000'000}, int64_t{0}}) {
             const RunResult r = measure_shape(shape, interval_ns, false);
             INFO(shape << " at --interval " << interval_ns / 1'000'000 << "ms: tree " << mib(r.peak.tree_bytes)
@@ -100,7 +111,7 @@ TEST_CASE("exact tree peak: memory that falls where ptrace does not stop is neve
             REQUIRE(r.peak.upper_bound_bytes);
             INFO("upper bound " << mib(*r.peak.upper_bound_bytes) << " MiB");
             CHECK(mib(*r.peak.upper_bound_bytes) >= 120);
-            CHECK(mib(*r.peak.upper_bound_bytes) <= 126);
+            CHECK(mib(*r.peak.upper_bound_bytes) <= shape_bound.max_upper_mib);
         }
     }
 }

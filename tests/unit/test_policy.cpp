@@ -72,6 +72,15 @@ TEST_CASE("policy: a fall unseen is a VmHWM above every size known of the image,
     CHECK(fell_unseen(1024 * MiB, 2 * MiB));  // 1 GiB held, then gone where no one stopped
 }
 
+TEST_CASE("policy: a fall between two readings is one past both readings' slack", "[policy]") {
+    CHECK_FALSE(fell_between_reads(100 * MiB, 100 * MiB));
+    CHECK_FALSE(fell_between_reads(100 * MiB, 99 * MiB + 512 * KiB));
+    CHECK_FALSE(fell_between_reads(50 * MiB, 100 * MiB));  // it grew
+    CHECK_FALSE(fell_between_reads(0, 100 * MiB));         // the first reading
+    if (::sysconf(_SC_NPROCESSORS_CONF) <= 4) CHECK(fell_between_reads(100 * MiB, 98 * MiB));
+    CHECK(fell_between_reads(1024 * MiB, 2 * MiB));
+}
+
 TEST_CASE("policy: snapshots keep to a tenth of the time", "[policy]") {
     CHECK(snapshot_gap_ns(0, 0) == 0);
     CHECK(snapshot_gap_ns(0, 1'200'000) == 12'000'000);        // a 1.2 ms snapshot: none for 12 ms

@@ -56,6 +56,12 @@ bool hwm_was_reset(uint64_t hwm_bytes, uint64_t sampled_max_resident_bytes);
 // than the counters' imprecision. So it rose past every reading and fell
 // unseen, and the tree may have held more then than any snapshot saw.
 bool fell_unseen(uint64_t hwm_bytes, uint64_t known_resident_bytes);
+// The same fall seen between two readings of an image's resident size with
+// no release point of its own between them: the later one lower by more
+// than two readings' imprecision. A snapshot may have read the image at its
+// height (so its VmHWM shows nothing), and the tree may have held more after
+// that reading than any snapshot saw.
+bool fell_between_reads(uint64_t earlier_resident_bytes, uint64_t later_resident_bytes);
 
 // Periodic snapshots (the timeline; a complement to the release points) cost
 // ~1.5 us a live process (12 ms at 10,000): the next one may come min_gap_ns

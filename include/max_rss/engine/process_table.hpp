@@ -53,6 +53,14 @@ struct LiveProcess {
     bool lent_mm = false;
     // In a fork family: what it adds by the lower bound, at the last snapshot.
     uint64_t family_lower_bytes = 0;
+    // Its resident size when last read (a snapshot, an exec's or exit's
+    // stop), and whether a release point that may lower it came since (its
+    // own munmap, madvise, ...; anyone's truncation of a file, hole punched,
+    // process_mrelease) and may still be under way: set there, cleared by a
+    // reading that finds it no lower. A lower reading without it fell where
+    // max_rss does not stop (policy::fell_between_reads).
+    uint64_t last_read_resident_bytes = 0;
+    bool release_since_read = false;
 };
 
 class ProcessTable {

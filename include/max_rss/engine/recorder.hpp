@@ -44,6 +44,12 @@ enum class CloneKind : uint8_t {
     SharedMm,  // vfork, posix_spawn, CLONE_VM: a new process in its creator's address space
 };
 
+// Whose pages a release call may drop: its caller's address space only
+// (munmap, madvise, a lowering brk, ...), or any process's (a file's
+// truncation or hole, which every mapping of the file loses; another
+// process's memory, by process_madvise or process_mrelease).
+enum class ReleaseReach : uint8_t { Own, AnyProcess };
+
 struct RecorderOptions {
     std::vector<std::string> command;
     int64_t sample_interval_ns = 20'000'000;  // recorded in the timeline
@@ -91,7 +97,7 @@ public:
                      bool ru_maxrss_is_its_own = false);
     // tid is stopped before a system call that may unmap or discard memory
     // (munmap, madvise(DONTNEED), a shrinking brk, ...): a release point.
-    void memory_released(pid_t tid);
+    void memory_released(pid_t tid, ReleaseReach reach = ReleaseReach::Own);
     // The backend cannot report release points (no seccomp filter): the tree
     // peak can only be bounded.
     void release_points_unavailable() { tally_.release_points_reported = false; }
@@ -194,6 +200,17 @@ private:
     // process was the tree, and its VmHWM (the tree's peak so far) is a size
     // known of it, as a snapshot's is (policy::fell_unseen).
     void second_process_from(pid_t creator_pid);
+    // A reading of the live process's resident size (in its current image):
+    // counts a fall between it and the last reading that no release point
+    // explains (policy::fell_between_reads).
+    void resident_read(LiveProcess& live, uint64_t resident_bytes);
+    // Whether falls max_rss does not stop at are looked for now: the tree
+    // has had two processes (before, its one process's VmHWM is the tree's
+    // peak), and the backend stops at release points.
+    [[nodiscard]] bool watching_unseen_falls() const;
+    // A release point's snapshot is taken (or skipped): the memory of the
+    // process at index, or with AnyProcess everyone's, may fall from now on.
+    void released_after_snapshot(uint32_t index, ReleaseReach reach);
 
     RecorderOptions options_;
     MemoryProbe& probe_;

@@ -263,6 +263,9 @@ void PtraceBackend::on_seccomp(pid_t tid) {
         case StopTag::Release:
             at_release_point(tid, ReleasePoint::Syscall);
             return;
+        case StopTag::ReleaseShared:
+            at_release_point(tid, ReleasePoint::SharedSyscall);
+            return;
         case StopTag::Brk:
             if (brk_lowers(tid)) {
                 at_release_point(tid, ReleasePoint::Syscall);

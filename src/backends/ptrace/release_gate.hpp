@@ -37,7 +37,8 @@
 namespace max_rss::ptrace_backend {
 
 enum class ReleasePoint : uint8_t {
-    Syscall,    // munmap, madvise, a lowering brk, ... (the release filter)
+    Syscall,        // munmap, madvise, a lowering brk, ... (the release filter)
+    SharedSyscall,  // one that may lower other processes' memory too (StopTag::ReleaseShared)
     ExecEntry,  // execve: the old image goes
     Exit,       // the last task's exit stop: the address space goes
 };

@@ -25,7 +25,8 @@ void PtraceBackend::measure_release(pid_t tid, ReleasePoint point) {
     const uint64_t skipped_before = recorder.release_points_skipped();
     recorder.set_family_reads_settled(gate_.family_reads_settled());
     switch (point) {
-        case ReleasePoint::Syscall: recorder.memory_released(tid); break;
+        case ReleasePoint::Syscall: recorder.memory_released(tid, ReleaseReach::Own); break;
+        case ReleasePoint::SharedSyscall: recorder.memory_released(tid, ReleaseReach::AnyProcess); break;
         case ReleasePoint::ExecEntry: recorder.exec_entry(tid); break;
         case ReleasePoint::Exit:
             recorder.task_exiting(tid);
@@ -40,7 +41,8 @@ void PtraceBackend::measure_release(pid_t tid, ReleasePoint point) {
     }
     // Not measured here (the budget is spent): a second stop would buy
     // nothing now (gate's header).
-    if (point == ReleasePoint::Syscall && recorder.release_points_skipped() != skipped_before) {
+    if ((point == ReleasePoint::Syscall || point == ReleasePoint::SharedSyscall) &&
+        recorder.release_points_skipped() != skipped_before) {
         gate_.entered_unfollowed(tid);
         actions_.push_back(Action{tid, Action::Kind::Resume, 0, true});
         return;

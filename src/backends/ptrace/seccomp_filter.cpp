@@ -74,20 +74,20 @@ SeccompFilter::SeccompFilter(Part part) {
         {__NR_munmap, StopTag::Release, {}},
         {__NR_mremap, StopTag::Release, {}},
         {__NR_shmdt, StopTag::Release, {}},
-        {__NR_ftruncate, StopTag::Release, {}},
-        {__NR_truncate, StopTag::Release, {}},
+        {__NR_ftruncate, StopTag::ReleaseShared, {}},
+        {__NR_truncate, StopTag::ReleaseShared, {}},
         {__NR_shmat, StopTag::Release, {{Op::AnyBit, 2, kShmRemap}}},
-        {__NR_process_madvise, StopTag::Release, {}},
+        {__NR_process_madvise, StopTag::ReleaseShared, {}},
         // Reaps a SIGKILLed process's address space at once, before that
         // process reaches its exit stop (where its pages would be read).
-        {__NR_process_mrelease, StopTag::Release, {}},
+        {__NR_process_mrelease, StopTag::ReleaseShared, {}},
         {__NR_madvise, StopTag::Release, {{Op::Equals, 2, MADV_DONTNEED}}},
-        {__NR_madvise, StopTag::Release, {{Op::Equals, 2, MADV_REMOVE}}},
+        {__NR_madvise, StopTag::ReleaseShared, {{Op::Equals, 2, MADV_REMOVE}}},
         {__NR_madvise, StopTag::Release, {{Op::Equals, 2, kMadvPageout}}},
         {__NR_madvise, StopTag::Release, {{Op::Equals, 2, kMadvDontneedLocked}}},
         {__NR_madvise, StopTag::Release, {{Op::Equals, 2, kMadvGuardInstall}}},
         {__NR_mmap, StopTag::Release, {{Op::AnyBit, 3, MAP_FIXED}, {Op::AnyBit, 3, MAP_ANONYMOUS}}},
-        {__NR_fallocate, StopTag::Release, {{Op::AnyBit, 1, kFallocDropsPages}}},
+        {__NR_fallocate, StopTag::ReleaseShared, {{Op::AnyBit, 1, kFallocDropsPages}}},
         // brk(0) only asks where the break is (every glibc program does, at
         // its start): no stop.
         {__NR_brk, StopTag::Brk, {{Op::NotZero, 0, 0}}},

@@ -13,13 +13,18 @@
 //              max_rss reads them (CLONE_UNTRACED cleared the same way)
 //   Strict     seccomp strict mode asked for: impossible once a filter is
 //              installed (EINVAL); max_rss says so
-//   Release    a call that may make resident memory fall: munmap, mremap,
-//              shmdt, shmat(SHM_REMAP), ftruncate, truncate, process_madvise,
-//              process_mrelease, madvise(DONTNEED, REMOVE, PAGEOUT,
-//              DONTNEED_LOCKED, GUARD_INSTALL), mmap(MAP_FIXED|MAP_ANONYMOUS)
-//              over a mapping, fallocate(PUNCH_HOLE, COLLAPSE_RANGE,
-//              ZERO_RANGE, INSERT_RANGE, WRITE_ZEROES). The tree's total just
-//              before one is a candidate for its peak (docs/how-it-works.md).
+//   Release    a call that may make its caller's resident memory fall:
+//              munmap, mremap, shmdt, shmat(SHM_REMAP), madvise(DONTNEED,
+//              PAGEOUT, DONTNEED_LOCKED, GUARD_INSTALL),
+//              mmap(MAP_FIXED|MAP_ANONYMOUS) over a mapping. The tree's total
+//              just before one is a candidate for its peak
+//              (docs/how-it-works.md).
+//   ReleaseShared
+//              the same, for a call that may make other processes' memory
+//              fall too: ftruncate, truncate, madvise(REMOVE) and
+//              fallocate(PUNCH_HOLE, COLLAPSE_RANGE, ZERO_RANGE, INSERT_RANGE,
+//              WRITE_ZEROES) drop a file's pages from every mapping of it;
+//              process_madvise and process_mrelease act on another process.
 //   Brk        brk: a release only when it lowers the break, which the filter
 //              cannot see (max_rss compares with the last break it allowed)
 // Not stopped (documented gaps): a file mmap(MAP_FIXED) over populated memory
@@ -50,6 +55,7 @@ enum class StopTag : uint16_t {
     Release = 0x4d05,
     Brk = 0x4d06,
     Ptrace = 0x4d07,
+    ReleaseShared = 0x4d08,
 };
 
 // Built before fork: the child only hands fprog() to seccomp(2).
