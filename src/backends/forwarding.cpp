@@ -20,6 +20,15 @@ bool traced_root_has_copy(pid_t pid, int sig) {
            info.si_pid == pid && info.si_code == CLD_TRAPPED && info.si_status == sig;
 }
 
+void Forwarder::send_to_survivors(const os::ReceivedSignal& sig, bool group_has_it) {
+    const pid_t own_group = ::getpgrp();
+    for (const auto& [pid, live] : recorder_.table().live_processes()) {
+        if (group_has_it && ::getpgid(pid) == own_group) continue;        // it has the terminal's or the group's
+        if (signal_pending(pid, sig.signo)) continue;                     // it has a group kill's
+        ::kill(pid, sig.signo);
+    }
+}
+
 void Forwarder::handle(const std::vector<os::ReceivedSignal>& received,
                        const std::function<bool(const os::ReceivedSignal&)>& root_has_copy) {
     for (const os::ReceivedSignal& sig : received) {
@@ -27,21 +36,23 @@ void Forwarder::handle(const std::vector<os::ReceivedSignal>& received,
         if (stops_run) recorder_.interrupted(sig.signo);
         const bool delivered = delivered_mask_ & (uint64_t{1} << (sig.signo - 1));
         if (!recorder_.root_exited()) {
-            if (sig.from_terminal() || delivered || root_has_copy(sig)) continue;
-            ::kill(root_, sig.signo);
+            const bool root_has_it = sig.from_terminal() || delivered || root_has_copy(sig);
+            if (stops_run && !stop_for_survivors_) stop_for_survivors_ = Stop{sig, root_has_it};
+            if (!root_has_it) ::kill(root_, sig.signo);
             continue;
         }
         // The command has ended: what still runs gets the signal, and a
         // termination signal ends the run (SIGUSR1/2 end nothing).
-        const pid_t own_group = ::getpgrp();
-        for (const auto& [pid, live] : recorder_.table().live_processes()) {
-            if (sig.from_terminal() && ::getpgid(pid) == own_group) continue;  // it has the terminal's
-            if (signal_pending(pid, sig.signo)) continue;                     // it has a group kill's
-            ::kill(pid, sig.signo);
-        }
+        send_to_survivors(sig, sig.from_terminal());
         if (stops_run && !deadline_ns_) deadline_ns_ = recorder_.now_ns() + kGraceNs;
+        stop_for_survivors_.reset();  // they have this one
     }
     delivered_mask_ = 0;
+    // The command ended after it was asked to stop: the rest of it is asked too.
+    if (stop_for_survivors_ && recorder_.root_exited()) {
+        send_to_survivors(stop_for_survivors_->sig, stop_for_survivors_->group_has_it);
+        stop_for_survivors_.reset();
+    }
 }
 
 }  // namespace max_rss

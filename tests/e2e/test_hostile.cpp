@@ -205,6 +205,35 @@ TEST_CASE("hostile: ^C ends the run when the command has ended and what it start
     for (const auto& p : {started, report}) std::remove(p.c_str());
 }
 
+TEST_CASE("hostile: one SIGTERM to max_rss stops a shell and the program the shell runs", "[hostile][signals]") {
+    // The shell the command is (bench's /bin/sh -c, or the user's) forks the
+    // program: the signal max_rss passes on kills the shell, and the program
+    // ran on to its end (600 s here) before the fix. Now what outlives the
+    // command gets the same signal, once.
+    std::vector<std::vector<std::string>> modes = {{"-q", "--"}, {"bench", "--runs", "2", "--style", "none"}};
+    if (max_rss_ebpf_available()) modes.push_back({"-q", "--backend", "ebpf", "--"});
+    for (const auto& mode : modes) {
+        const std::string o = temp_path("shell_term.out"), e = temp_path("shell_term.err"),
+                          ready = temp_path("shell_term.ready");
+        std::remove(ready.c_str());
+        const std::string program = "sh -c 'echo $$ > " + ready + "; exec sleep 600'; echo after";
+        std::vector<std::string> args = mode;
+        if (mode.front() == "bench") args.push_back(program);
+        else args.insert(args.end(), {"/bin/sh", "-c", program});
+        INFO(args.front() << " " << args[1] << " " << args[2]);
+        const pid_t pid = spawn_max_rss(args, o, e);
+        const std::string line = wait_for_line_starting(ready, "");
+        REQUIRE_FALSE(line.empty());
+        const pid_t sleeper = static_cast<pid_t>(std::stol(line));
+        REQUIRE(wait_until([&] { return max_rss::procfs::read_exe(sleeper).find("sleep") != std::string::npos; }));
+        REQUIRE(::kill(pid, SIGTERM) == 0);
+        CHECK(wait_exit_code(pid, 120) == 128 + SIGTERM);
+        CHECK(wait_until([&] { return !alive(sleeper) || process_state(sleeper) == 'Z'; }));
+        CHECK(read_text_file(o).find("after") == std::string::npos);
+        for (const auto& p : {o, e, ready}) std::remove(p.c_str());
+    }
+}
+
 TEST_CASE("hostile: CLONE_UNTRACED children are traced, measured, and killed with max_rss", "[hostile]") {
     for (const std::string how : {"clone", "clone3"}) {
         INFO(how);

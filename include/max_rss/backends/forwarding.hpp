@@ -39,7 +39,12 @@ public:
     //  - the command has ended but processes it started still run (daemons,
     //    orphans): they get the signal (those in max_rss's own process group
     //    already have a terminal's), and a termination signal ends the run:
-    //    whatever still runs kGraceNs later is killed (deadline_ns()).
+    //    whatever still runs kGraceNs later is killed (deadline_ns());
+    //  - the command ends after a termination signal came while it ran (a
+    //    shell killed by it, whose children run on): what still runs gets
+    //    that signal once, as the command did, so that one signal stops
+    //    the whole command (what ignores or outlives it ends the run only
+    //    at the next signal, as above).
     // Called only from the backend's loop, with signals blocked: the root
     // cannot have been reaped, and its pid reused, behind the loop's back.
     void handle(const std::vector<os::ReceivedSignal>& received,
@@ -53,6 +58,16 @@ private:
     pid_t root_ = 0;
     uint64_t delivered_mask_ = 0;
     std::optional<int64_t> deadline_ns_;
+    // The first termination signal that came while the command ran, until
+    // what outlives the command has it; group_has_it: it reached max_rss's
+    // process group (a terminal's, or a group kill that the root had too).
+    struct Stop {
+        os::ReceivedSignal sig;
+        bool group_has_it = false;
+    };
+    std::optional<Stop> stop_for_survivors_;
+    // sig to every live process of the tree but those that have it already.
+    void send_to_survivors(const os::ReceivedSignal& sig, bool group_has_it);
 };
 
 // True when sig is pending for pid (its /proc status: SigPnd or ShdPnd).
