@@ -82,7 +82,11 @@ fi
     echo
     cat "$out_dir/memory.md"
   fi
-  (( bench_status != 0 )) && printf '\n**max_rss bench exited with %s** (see the log).\n' "$bench_status"
+  # An if, not `(( )) &&`: that list's status (1 when bench passed) would be
+  # the block's, and read as a failed write.
+  if (( bench_status != 0 )); then
+    printf '\n**max_rss bench exited with %s** (see the log).\n' "$bench_status"
+  fi
 } >> "$summary" || say "cannot write the step summary to $summary"
 
 if [[ "${MAX_RSS_SAVE_BASELINE:-false}" == true ]]; then

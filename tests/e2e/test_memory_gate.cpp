@@ -36,6 +36,8 @@ TEST_CASE("memory gate: first run saves a baseline, a regression fails after wri
                                     "MAX_RSS_NAMES=small\nlarge", "MAX_RSS_SAVE_BASELINE=true"});
     INFO(first.err);
     CHECK(first.exit_code == 0);
+    // The summary was written: no false "cannot write" (a review found one on every passing run).
+    CHECK(first.err.find("cannot write") == std::string::npos);
     const std::string first_summary = read_text_file(dir / "summary.md");
     CHECK(first_summary.find("No baseline at `" + (dir / "baselines/main.json") + "` yet") != std::string::npos);
     CHECK(first_summary.find("| `small` |") != std::string::npos);
