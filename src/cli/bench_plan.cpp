@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -26,13 +27,14 @@ namespace {
 // without x) is said as a run of it would say it, exit 126.
 void check_found(const std::vector<std::string>& argv, std::string_view what) {
     const std::string& program = argv.at(0);
-    if (os::find_in_path(program)) return;
     struct stat st {};
     if (program.find('/') != std::string::npos && ::stat(program.c_str(), &st) == 0) {
+        if (!S_ISDIR(st.st_mode) && ::access(program.c_str(), X_OK) == 0) return;
         throw LaunchError(
             fmt::format("bench: {}: {}: {}", what, program, std::strerror(S_ISDIR(st.st_mode) ? EISDIR : EACCES)),
             exit_code::not_executable);
     }
+    if (os::find_in_path(program)) return;
     throw LaunchError(fmt::format("bench: {}: {}: command not found", what, program.empty() ? "''" : program),
                       exit_code::not_found);
 }
@@ -264,6 +266,15 @@ Plan make_plan(CLI::App& app, CLI::App& bench, BenchArgs& args,
     // The programs' output would tear the bar apart.
     plan.show_output = args.show_output;
     if (args.show_output) plan.style.progress = false;
+    // The commands' output goes to stdout too: an export there gets it mixed in.
+    if (args.show_output)
+        for (const Export& output : plan.exports)
+            if (output.target.is_stdout())
+                std::fprintf(stderr,
+                             "max_rss: bench: %s: the export goes to stdout, where --show-output lets the "
+                             "COMMANDs' output through: anything they print is mixed with it (export to a file "
+                             "instead)\n",
+                             output.option);
     return plan;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 
 using namespace max_rss::test;
@@ -103,6 +104,23 @@ TEST_CASE("bench: exports to stdout, the human summary stays on stderr", "[bench
     CHECK(json::parse(quiet.out)["results"].size() == 1);
 }
 
+TEST_CASE("bench: --show-output with an export to stdout says the two are mixed", "[bench]") {
+    const Output out = run_max_rss({"bench", "-r", "1", "--style", "none", "--show-output", "--export-json", "-",
+                                    "echo hello"});
+    CHECK(out.exit_code == 0);
+    CHECK(out.out.rfind("hello\n", 0) == 0);  // as asked: the output first, then the export
+    CHECK(out.err.find("max_rss: bench: --export-json: the export goes to stdout, where --show-output") !=
+          std::string::npos);
+    // To a file: nothing to say.
+    const std::string path = temp_path("show_output.json");
+    const Output to_file = run_max_rss({"bench", "-r", "1", "--style", "none", "--show-output", "--export-json",
+                                        path, "echo hello"});
+    CHECK(to_file.exit_code == 0);
+    CHECK(to_file.out == "hello\n");
+    CHECK(to_file.err.find("mixed") == std::string::npos);
+    std::remove(path.c_str());
+}
+
 TEST_CASE("bench: -N splits the command into words and runs it without a shell", "[bench]") {
     TempFile json_file("bench_n.json");
     // The quotes group "exit 0" into one argument: without them sh would get "'exit".
@@ -122,6 +140,14 @@ TEST_CASE("bench: -N splits the command into words and runs it without a shell",
     const Output directory = run_max_rss({"bench", "-N", "/"});
     CHECK(directory.exit_code == 126);
     CHECK(directory.err == "max_rss: bench: COMMAND '/': /: Is a directory\n");
+    // So is a file without execute permission, before anything runs.
+    const std::string plain = temp_path("not_executable");
+    { std::ofstream(plain) << "true\n"; }
+    ::chmod(plain.c_str(), 0644);
+    const Output not_executable = run_max_rss({"bench", "-N", plain});
+    CHECK(not_executable.exit_code == 126);
+    CHECK(not_executable.err == "max_rss: bench: COMMAND '" + plain + "': " + plain + ": Permission denied\n");
+    std::remove(plain.c_str());
 
     const Output unterminated = run_max_rss({"bench", "-N", "echo 'open"});
     CHECK(unterminated.exit_code == 2);
