@@ -48,9 +48,12 @@ void Forwarder::handle(const std::vector<os::ReceivedSignal>& received,
         stop_for_survivors_.reset();  // they have this one
     }
     delivered_mask_ = 0;
-    // The command ended after it was asked to stop: the rest of it is asked too.
+    // The command was killed after it was asked to stop: the rest of it is
+    // asked too. (Killed by the signal's default action, it passed nothing on.)
     if (stop_for_survivors_ && recorder_.root_exited()) {
-        send_to_survivors(stop_for_survivors_->sig, stop_for_survivors_->group_has_it);
+        const std::optional<int> killed_by = recorder_.root_exit().signal;
+        if (killed_by && os::is_termination_signal(*killed_by))
+            send_to_survivors(stop_for_survivors_->sig, stop_for_survivors_->group_has_it);
         stop_for_survivors_.reset();
     }
 }

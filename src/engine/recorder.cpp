@@ -121,10 +121,10 @@ void Recorder::second_process_from(pid_t creator_pid) {
     if (status->hwm_bytes) creator->max_resident_bytes = std::max(creator->max_resident_bytes, *status->hwm_bytes);
     // Its falls so far were the tree's own VmHWM's business; from here on
     // they are compared with this reading.
-    if (status->rss_bytes) {
-        creator->last_read_resident_bytes = *status->rss_bytes;
-        creator->release_since_read = false;
-    }
+    if (status->rss_bytes) creator->last_read_resident_bytes = *status->rss_bytes;
+    // Its other threads run on without the release filter until it is
+    // installed in them (release_filter_installed()).
+    creator->rebase_next_read = creator->live_tasks > 1;
 }
 
 bool Recorder::watching_unseen_falls() const {
@@ -132,18 +132,56 @@ bool Recorder::watching_unseen_falls() const {
 }
 
 void Recorder::resident_read(LiveProcess& live, uint64_t resident_bytes) {
-    const bool fell = policy::fell_between_reads(live.last_read_resident_bytes, resident_bytes);
-    if (fell && watching_unseen_falls() && !live.release_since_read) {
-        log::debug("pid {}: {} resident bytes, {} when last read, with no release point between: a fall unseen",
+    // A release call is resumed at its stop and not followed to its end: the
+    // task may not have run it yet, or be in the middle of it, at any
+    // reading before its next stop.
+    const bool releasing = live.tasks_in_release > 0 || tasks_releasing_any_ > 0;
+    if (!releasing && !live.rebase_next_read && watching_unseen_falls() &&
+        policy::fell_between_reads(live.last_read_resident_bytes, resident_bytes)) {
+        log::debug("pid {}: {} resident bytes, {} when last read, with no release call between: a fall unseen",
                    table_.process(live.sampled.index).pid, resident_bytes, live.last_read_resident_bytes);
         tally_.falls_unseen++;
     }
     live.last_read_resident_bytes = resident_bytes;
-    // A release call may still be under way (it was resumed at its stop,
-    // and is not followed to its end): read in the middle of a munmap, a
-    // process falls again at the next reading. So only a reading that finds
-    // it no lower says its releases are over.
-    if (!fell) live.release_since_read = false;
+    if (!releasing) live.rebase_next_read = false;
+}
+
+LiveProcess* Recorder::mm_owner(uint32_t index) {
+    const Process& proc = table_.process(index);
+    return table_.live(proc.shares_mm_with.value_or(proc.pid));  // a CLONE_VM child frees in the mm it shares
+}
+
+void Recorder::released_after_snapshot(pid_t tid, ReleaseReach reach) {
+    TaskEntry* task = table_.task(tid);
+    if (!task || task->in_release) return;
+    task->in_release = true;
+    task->release_reaches_any = reach == ReleaseReach::AnyProcess;
+    if (task->release_reaches_any) tasks_releasing_any_++;
+    else if (LiveProcess* owner = mm_owner(task->process)) owner->tasks_in_release++;
+}
+
+void Recorder::task_stopped(TaskEntry& task) {
+    if (task.in_release) release_ended(task);
+}
+
+void Recorder::release_ended(TaskEntry& task) {
+    task.in_release = false;
+    // What the call freed fell before the next reading, unread: that one
+    // only takes the size again.
+    if (task.release_reaches_any) {
+        if (tasks_releasing_any_ > 0 && --tasks_releasing_any_ == 0)
+            for (auto&& [pid, live] : table_.live_processes()) live.rebase_next_read = true;
+        return;
+    }
+    if (LiveProcess* owner = mm_owner(task.process)) {
+        if (owner->tasks_in_release > 0) owner->tasks_in_release--;
+        owner->rebase_next_read = true;
+    }
+}
+
+void Recorder::release_filter_installed(pid_t tid) {
+    if (const TaskEntry* task = table_.task(tid))
+        if (LiveProcess* owner = mm_owner(task->process)) owner->rebase_next_read = true;
 }
 
 void Recorder::process_adopted(pid_t pid, pid_t ppid, bool exec_seen) {
@@ -186,7 +224,6 @@ void Recorder::first_stop(pid_t tid) {
         live->sampled.inherited = inherited;
         live->max_resident_bytes = 0;
         live->last_read_resident_bytes = inherited.resident_bytes;
-        live->release_since_read = false;
         table_.set_family(proc.pid, live->fork_family);
     }
 }
@@ -194,14 +231,11 @@ void Recorder::first_stop(pid_t tid) {
 void Recorder::exec_entry(pid_t tid) {
     // The old image is intact until the syscall runs. A failing execve (a PATH
     // search) just reads it again later.
-    const TaskEntry* task = table_.task(tid);
-    if (!task) return;
-    const uint32_t index = task->process;
-    measure_image(tid, index, false);
+    if (const TaskEntry* task = table_.task(tid)) measure_image(tid, task->process, false);
     // The exec will drop the old image's memory: a release point.
     snapshot(SnapshotCause::Release, tid);
     forget_file_runs(tid);
-    released_after_snapshot(index, ReleaseReach::Own);
+    released_after_snapshot(tid, ReleaseReach::Own);
 }
 
 void Recorder::exec_done(pid_t tid, pid_t former_tid) {
@@ -212,7 +246,10 @@ void Recorder::exec_done(pid_t tid, pid_t former_tid) {
     // A non-leader thread exec'd: it took over the leader's tid. The old
     // leader already reported its exit stop and will never be reaped; the live
     // task count is right as it is.
-    if (former_tid != 0 && former_tid != tid) table_.retid_task(former_tid, tid);
+    if (former_tid != 0 && former_tid != tid) {
+        if (TaskEntry* former = table_.task(former_tid); former && former->in_release) release_ended(*former);
+        table_.retid_task(former_tid, tid);
+    }
     Process& proc = table_.process(index);
     const int64_t t = now_ns();
     drop_cached_file_runs(index);  // a new address space
@@ -230,7 +267,8 @@ void Recorder::exec_done(pid_t tid, pid_t former_tid) {
         live->sampled.sharers_unknown = false;
         live->max_resident_bytes = 0;  // a new image starts afresh
         live->last_read_resident_bytes = 0;
-        live->release_since_read = false;
+        live->rebase_next_read = false;
+        live->tasks_in_release = 0;  // its other threads are gone (their reaping finds 0)
         live->reader_tid = proc.pid;
         live->holds_creators_mm = false;
         live->lent_mm = false;  // its new mm is lent to no one yet
@@ -305,7 +343,8 @@ void Recorder::hand_on_mm(pid_t owner_pid) {
     heir->sampled.sharers_unknown = owner->sampled.sharers_unknown;
     heir->max_resident_bytes = owner->max_resident_bytes;
     heir->last_read_resident_bytes = owner->last_read_resident_bytes;
-    heir->release_since_read = owner->release_since_read;
+    heir->tasks_in_release = owner->tasks_in_release;
+    heir->rebase_next_read = owner->rebase_next_read;
     heir->holds_creators_mm = true;
     heir->lent_mm = true;  // the other sharers now point at it
     table_.set_family(heir_pid, owner->sampled.family);
@@ -313,8 +352,9 @@ void Recorder::hand_on_mm(pid_t owner_pid) {
 
 void Recorder::task_reaped(pid_t tid, const ExitStatus& exit, OptionalBytes ru_maxrss_bytes,
                            bool ru_maxrss_is_its_own) {
-    const TaskEntry* task = table_.task(tid);
+    TaskEntry* task = table_.task(tid);
     if (!task) return;
+    if (task->in_release) release_ended(*task);  // killed inside the call
     const uint32_t index = task->process;
     const bool was_exiting = task->exiting;
     table_.remove_task(tid);
@@ -347,22 +387,10 @@ void Recorder::task_reaped(pid_t tid, const ExitStatus& exit, OptionalBytes ru_m
 }
 
 void Recorder::memory_released(pid_t tid, ReleaseReach reach) {
-    const TaskEntry* task = table_.task(tid);
-    if (!task) return;
-    const uint32_t index = task->process;
+    if (!table_.task(tid)) return;
     snapshot(SnapshotCause::Release, tid);
     forget_file_runs(tid, true);
-    released_after_snapshot(index, reach);
-}
-
-void Recorder::released_after_snapshot(uint32_t index, ReleaseReach reach) {
-    if (reach == ReleaseReach::AnyProcess) {
-        for (auto&& [pid, live] : table_.live_processes()) live.release_since_read = true;
-        return;
-    }
-    // A CLONE_VM child releases in the address space it shares.
-    const Process& proc = table_.process(index);
-    if (LiveProcess* owner = table_.live(proc.shares_mm_with.value_or(proc.pid))) owner->release_since_read = true;
+    released_after_snapshot(tid, reach);
 }
 
 void Recorder::tick() { snapshot(SnapshotCause::Timer); }

@@ -479,6 +479,47 @@ TEST_CASE("recorder: a snapshot counts what processes hold at once; a VmHWM belo
     CHECK(r.processes[0].peak_rss_bytes == 150 * MiB);  // the sampled figure
 }
 
+TEST_CASE("recorder: a fall between readings is unseen unless a release call of its own may explain it",
+          "[recorder]") {
+    // Readings of the tree are taken at the child's release stops (ticks this
+    // close together would be skipped).
+    auto run = [](bool through_release) {
+        FakeProbe probe;
+        Recorder rec({{"prog"}, 20'000'000, 2048}, probe);
+        start_root(rec, probe);
+        probe.set(100, 100, 100, 99);
+        start_exec_child(rec, probe, 101);  // 1 MiB
+        // The root stops at a munmap: read at 100 and resumed into the call,
+        // which it has not run yet at the next reading (a loaded machine).
+        rec.memory_released(100);
+        rec.memory_released(101);
+        probe.set(100, 100, 40, 39);  // the call ran
+        rec.memory_released(101);     // before the root's next stop: the call's doing
+        rec.task_stopped(*rec.table().task(100));
+        rec.memory_released(101);     // after it: the size taken again
+        probe.set(101, 50, 50, 49);   // the child grows (nothing stops there)
+        if (through_release) rec.memory_released(100);  // both read at their height
+        probe.set(100, 100, 5, 4);    // the root's 35 MiB go
+        rec.task_stopped(*rec.table().task(101));
+        rec.memory_released(101);
+        rec.task_exiting(101);
+        rec.task_exiting(100);
+        return rec.finish();
+    };
+    const RunResult seen = run(true);
+    CHECK(seen.peak.method == PeakMethod::Exact);
+    CHECK(seen.peak.tree_bytes == 100 * MiB);  // 99 + 0 private, 1 shared, at the first stop
+    // By a call nothing stops at, after the root was last read at 40 and the
+    // child grew to 50: no snapshot saw more than 100 at once, and no VmHWM
+    // rose past a reading, but the root was read lower with no call of its
+    // own between. The peak is then only a lower bound.
+    const RunResult unseen = run(false);
+    CHECK(unseen.peak.method == PeakMethod::LowerBound);
+    CHECK(unseen.peak.inexact_reason == InexactReason::FallsUnseen);
+    REQUIRE(unseen.peak.upper_bound_bytes);
+    CHECK(*unseen.peak.upper_bound_bytes >= 140 * MiB);
+}
+
 TEST_CASE("recorder: file pages several processes hold count once each, by their union", "[recorder]") {
     FakeProbe probe;
     Recorder rec({{"prog"}, 0, 2048}, probe);

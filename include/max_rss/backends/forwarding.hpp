@@ -40,11 +40,13 @@ public:
     //    orphans): they get the signal (those in max_rss's own process group
     //    already have a terminal's), and a termination signal ends the run:
     //    whatever still runs kGraceNs later is killed (deadline_ns());
-    //  - the command ends after a termination signal came while it ran (a
-    //    shell killed by it, whose children run on): what still runs gets
-    //    that signal once, as the command did, so that one signal stops
-    //    the whole command (what ignores or outlives it ends the run only
-    //    at the next signal, as above).
+    //  - the command is killed by a termination signal after one came while
+    //    it ran (a shell killed by SIGTERM, whose program runs on): what
+    //    still runs gets the first such signal once, so that one signal
+    //    stops the whole command. A command that handled the signal and
+    //    exited (a supervisor that passes it on itself) leaves its processes
+    //    alone; what ignores or outlives the signal ends the run only at the
+    //    next one, as above.
     // Called only from the backend's loop, with signals blocked: the root
     // cannot have been reaped, and its pid reused, behind the loop's back.
     void handle(const std::vector<os::ReceivedSignal>& received,

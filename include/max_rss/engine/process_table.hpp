@@ -22,6 +22,11 @@ struct TaskEntry {
     uint32_t process = 0;             // index into RunResult::processes
     bool awaiting_first_stop = true;  // a new task's first stop has not come yet
     bool exiting = false;             // it passed its exit stop
+    // Resumed into a release call it stopped at, until its next stop (the
+    // call is over by then, and its falls with it); reaches_any: a call that
+    // may drop other processes' pages (ReleaseReach::AnyProcess).
+    bool in_release = false;
+    bool release_reaches_any = false;
 };
 
 // What is kept about a process while it lives, beside its model record.
@@ -54,13 +59,15 @@ struct LiveProcess {
     // In a fork family: what it adds by the lower bound, at the last snapshot.
     uint64_t family_lower_bytes = 0;
     // Its resident size when last read (a snapshot, an exec's or exit's
-    // stop), and whether a release point that may lower it came since (its
-    // own munmap, madvise, ...; anyone's truncation of a file, hole punched,
-    // process_mrelease) and may still be under way: set there, cleared by a
-    // reading that finds it no lower. A lower reading without it fell where
-    // max_rss does not stop (policy::fell_between_reads).
+    // stop). A lower reading fell where max_rss does not stop
+    // (policy::fell_between_reads), unless a release call may have lowered
+    // it: one of its tasks is inside one (tasks_in_release; any task of the
+    // tree, for calls that reach other processes), or one ended since the
+    // last reading (rebase_next_read: that reading only takes its size
+    // again; so do readings while its threads ran without the release filter).
     uint64_t last_read_resident_bytes = 0;
-    bool release_since_read = false;
+    uint32_t tasks_in_release = 0;
+    bool rebase_next_read = false;
 };
 
 class ProcessTable {

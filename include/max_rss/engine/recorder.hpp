@@ -98,6 +98,12 @@ public:
     // tid is stopped before a system call that may unmap or discard memory
     // (munmap, madvise(DONTNEED), a shrinking brk, ...): a release point.
     void memory_released(pid_t tid, ReleaseReach reach = ReleaseReach::Own);
+    // Any stop of a task of the tree (before what the stop reports): a
+    // release call it was resumed into is over.
+    void task_stopped(TaskEntry& task);
+    // Every thread of tid's process has the release filter now (until then
+    // they could free memory where nothing stops them).
+    void release_filter_installed(pid_t tid);
     // The backend cannot report release points (no seccomp filter): the tree
     // peak can only be bounded.
     void release_points_unavailable() { tally_.release_points_reported = false; }
@@ -148,6 +154,8 @@ public:
     [[nodiscard]] ProcessTable& table() { return table_; }
     [[nodiscard]] const Process* live_process(pid_t pid) const;
     [[nodiscard]] bool root_exited() const { return root_exited_; }
+    // How the root ended (once root_exited()).
+    [[nodiscard]] const ExitStatus& root_exit() const { return result_.exit; }
 
 private:
     uint32_t new_process(pid_t pid, pid_t ppid, ImageOrigin origin, std::shared_ptr<const Program> program,
@@ -208,9 +216,13 @@ private:
     // has had two processes (before, its one process's VmHWM is the tree's
     // peak), and the backend stops at release points.
     [[nodiscard]] bool watching_unseen_falls() const;
-    // A release point's snapshot is taken (or skipped): the memory of the
-    // process at index, or with AnyProcess everyone's, may fall from now on.
-    void released_after_snapshot(uint32_t index, ReleaseReach reach);
+    // A release point's snapshot is taken (or skipped): tid is resumed into
+    // the call, and its process's memory (with AnyProcess, anyone's) may
+    // fall until tid stops again (task_stopped).
+    void released_after_snapshot(pid_t tid, ReleaseReach reach);
+    void release_ended(TaskEntry& task);
+    // The live process whose address space the process at index runs in.
+    LiveProcess* mm_owner(uint32_t index);
 
     RecorderOptions options_;
     MemoryProbe& probe_;
@@ -222,6 +234,7 @@ private:
     bool root_exited_ = false;
     bool totals_from_backend_ = false;
     bool tree_had_two_processes_ = false;
+    uint32_t tasks_releasing_any_ = 0;  // tasks inside a ReleaseReach::AnyProcess call
     bool family_reads_settled_ = true;
     uint32_t next_serial_ = 1;
     std::optional<uint64_t> cgroup_peak_bytes_;

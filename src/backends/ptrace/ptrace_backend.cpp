@@ -171,6 +171,7 @@ void PtraceBackend::dispatch(pid_t tid, WaitStatus ws, const std::optional<rusag
         }
         return;
     }
+    context_->recorder.task_stopped(*task);
     switch (kind) {
         case StopKind::EventStop:
             if (task->awaiting_first_stop) on_first_stop(tid);

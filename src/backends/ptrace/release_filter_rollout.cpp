@@ -106,6 +106,9 @@ void ReleaseFilterRollout::resume_or_wait(pid_t tid) {
 }
 
 void ReleaseFilterRollout::installer_done() {
+    // Its threads ran without the filter until now: what they freed is not
+    // a fall unseen.
+    if (installer_tid_ != 0) recorder_.release_filter_installed(installer_tid_);
     for (pid_t waiting : waiting_) queue_resume(actions_, waiting);
     waiting_.clear();
 }
