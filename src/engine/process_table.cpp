@@ -9,7 +9,7 @@ uint32_t ProcessTable::add_process(Process p, uint32_t parent_index, SampledProc
     const auto index = static_cast<uint32_t>(processes_.size() - 1);
     sampled.index = index;
     sampled.family = kNoFamily;
-    live_.assign(pid, LiveProcess{0, sampled, 0, pid, kNoFamily, false, 0});
+    live_.assign(pid, LiveProcess{.sampled = sampled, .reader_tid = pid});
     return index;
 }
 

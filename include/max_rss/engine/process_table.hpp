@@ -30,32 +30,13 @@ struct TaskEntry {
 };
 
 // What is kept about a process while it lives, beside its model record.
+// 80 bytes, largest fields first so that none is padded: a tree of 10,000
+// processes alive at once keeps 10,000.
 struct LiveProcess {
-    uint32_t live_tasks = 0;          // tasks seen and not yet at their exit stop
-    SampledProcess sampled;           // how snapshots count it (sampled.index: its record)
+    SampledProcess sampled;  // how snapshots count it (sampled.index: its record)
     // The largest resident size any snapshot saw in its current image: a VmHWM
     // below it was reset (clear_refs).
     uint64_t max_resident_bytes = 0;
-    // The task its memory is read through: the leader, until the leader ends
-    // before the other threads (a zombie leader's /proc files read zeros).
-    pid_t reader_tid = 0;
-    // A fork child's creator's family at the fork: joined at its first stop,
-    // once what it inherited is known.
-    uint32_t fork_family = kNoFamily;
-    // Its family when its address space went (its exit): a child whose fork
-    // is reported only after that (its creator SIGKILLed in the middle of
-    // fork) still shares that family's pages.
-    uint32_t family_at_release = kNoFamily;
-    // Past its final exit stop: its address space is gone, it holds nothing
-    // until it is reaped.
-    bool mm_released = false;
-    // A CLONE_VM child that holds the address space it was created in, after
-    // its creator left it (exited or exec'd): measured as the mm's owner.
-    bool holds_creators_mm = false;
-    // A CLONE_VM child was made in its current address space: only then can
-    // leaving that address space hand it on (Recorder::hand_on_mm), so no
-    // other exit or exec looks for sharers.
-    bool lent_mm = false;
     // In a fork family: what it adds by the lower bound, at the last snapshot.
     uint64_t family_lower_bytes = 0;
     // Its resident size when last read (a snapshot, an exec's or exit's
@@ -67,8 +48,31 @@ struct LiveProcess {
     // again; so do readings while its threads ran without the release filter).
     uint64_t last_read_resident_bytes = 0;
     uint32_t tasks_in_release = 0;
+    uint32_t live_tasks = 0;  // tasks seen and not yet at their exit stop
+    // The task its memory is read through: the leader, until the leader ends
+    // before the other threads (a zombie leader's /proc files read zeros).
+    pid_t reader_tid = 0;
+    // A fork child's creator's family at the fork: joined at its first stop,
+    // once what it inherited is known.
+    uint32_t fork_family = kNoFamily;
+    // Its family when its address space went (its exit): a child whose fork
+    // is reported only after that (its creator SIGKILLed in the middle of
+    // fork) still shares that family's pages.
+    uint32_t family_at_release = kNoFamily;
     bool rebase_next_read = false;
+    // Past its final exit stop: its address space is gone, it holds nothing
+    // until it is reaped.
+    bool mm_released = false;
+    // A CLONE_VM child that holds the address space it was created in, after
+    // its creator left it (exited or exec'd): measured as the mm's owner.
+    bool holds_creators_mm = false;
+    // A CLONE_VM child was made in its current address space: only then can
+    // leaving that address space hand it on (Recorder::hand_on_mm), so no
+    // other exit or exec looks for sharers.
+    bool lent_mm = false;
 };
+static_assert(sizeof(LiveProcess) <= 80, "LiveProcess is kept for every live process: mind its size");
+static_assert(sizeof(TaskEntry) <= 8, "TaskEntry is kept for every live task: mind its size");
 
 class ProcessTable {
 public:
