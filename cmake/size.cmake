@@ -11,8 +11,10 @@
 # kernel (ptrace stops, /proc reads), not to its own instructions, and less
 # code is fewer pages for fault-around to map. Measured side by side
 # (2026-12-07, 6 runs each, medians): text 3.44 -> 3.01 MB;
-# `max_rss -q -o r.json -- /bin/true` 3.83 -> 3.55 MiB; `wide_tree 10000`
-# 7.68 -> 7.40 MiB; `many_children 2000` traced in 2.74 s either way (5 runs).
+# `max_rss -q -o r.json -- /bin/true` 3.84 -> 3.58 MiB; `wide_tree 10000`
+# 7.69 -> 7.39 MiB. Traced time, 5 alternating runs: `fork_loop 2000` 2662 ->
+# 2773 ms, `thread_loop 5000` 562 -> 510, `fork_exec_loop 1000` 4415 -> 4060
+# (noise: docs/performance.md).
 function(max_rss_size_options target)
   target_compile_options(${target} PRIVATE -ffunction-sections -fdata-sections
                                            $<$<CONFIG:Release,RelWithDebInfo,MinSizeRel>:-Os>)
