@@ -107,16 +107,22 @@ struct mm_state {
 
 /* Sizes (MRSS_TABLE_ENTRIES in events.h): 16384 thread groups and address
  * spaces alive at once (max_rss's 10,000-process tests fit). Both tables
- * are preallocated when max_rss loads them, on every run (~0.3 and ~0.6 ms
- * here): an insert or a delete then takes an element from or gives it back
- * to a per-CPU free list. Allocated one by one (BPF_F_NO_PREALLOC), each
- * fork's two inserts and each exit's and reaping's deletes cost ~1.6 us
- * more a fork (bpf_stats: on_fork 2.3-3.1 -> 1.7-2.1 us, on_exit 1.2-1.4 ->
- * 0.8-1.0, on_free 0.8-1.2 -> 0.5-0.6). The ring buffer is sized below.
- * Past them nothing is silent: untracked, lost_records. */
+ * allocate their elements one by one (BPF_F_NO_PREALLOC, from the BPF
+ * memory allocator's per-CPU caches), not all of them when max_rss loads
+ * them: preallocating cost every run's load 1.2 ms on 2026-11-24 but
+ * 7.5 ms on 2026-12-07 (`max_rss -v`, 9 alternating runs: loaded in 27.2
+ * -> 19.7 ms, median; `bpftool map create` of the 16384-entry tables: 6-8
+ * and 3.4-4 ms each, 0.9-1.2 ms without), most of it on the other CPU
+ * while the program runs, which on this VM slows the program too. A fork
+ * pays for its two inserts (~1.6 us more a fork by bpf_stats on
+ * 2026-11-24; fork_loop 2000, 7 alternating rounds on 2026-12-07: +50 ms
+ * against +116 ms preallocated, no worse). An insert that finds no memory
+ * counts as a full table's would. Past them nothing is silent: untracked,
+ * lost_records. */
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, MRSS_TABLE_ENTRIES);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
     __type(key, __u32);
     __type(value, struct task_state);
 } tracked SEC(".maps");
@@ -124,6 +130,7 @@ struct {
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, MRSS_TABLE_ENTRIES);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
     __type(key, __u64);
     __type(value, struct mm_state);
 } mms SEC(".maps");
