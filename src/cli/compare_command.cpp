@@ -177,6 +177,8 @@ Action add_compare_command(CLI::App& app, const std::optional<std::vector<std::s
             for (const std::string& line : degraded_warnings(*peaks, *source))
                 std::fprintf(stderr, "max_rss: compare: warning: %s\n", line.c_str());
         }
+        if (const auto line = backend_warning(base, reports[0], after, reports[1]))
+            std::fprintf(stderr, "max_rss: compare: warning: %s\n", line->c_str());
         CompareResult result = compare_reports(base, after, settings);
         if (result.rows.empty() && base.size() == 1 && after.size() == 1) {
             // Two reports of one command each: the user chose what to compare,

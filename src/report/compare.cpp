@@ -97,6 +97,20 @@ std::vector<std::string> degraded_warnings(std::span<const MeasuredPeak> peaks, 
     return lines;
 }
 
+std::optional<std::string> backend_warning(std::span<const MeasuredPeak> base, std::string_view base_source,
+                                           std::span<const MeasuredPeak> after, std::string_view after_source) {
+    // A report is measured by one backend: its first entry's names it.
+    const auto backend_of = [](std::span<const MeasuredPeak> peaks) {
+        return peaks.empty() ? std::string_view{} : std::string_view(peaks.front().backend);
+    };
+    const std::string_view before = backend_of(base);
+    const std::string_view now = backend_of(after);
+    if (before.empty() || now.empty() || before == now) return std::nullopt;
+    return fmt::format("{} was measured with --backend {}, {} with --backend {}: the backends measure differently "
+                       "(docs/backends.md), so a change may be the backend's, not the program's",
+                       base_source, before, after_source, now);
+}
+
 std::string_view verdict_name(Verdict verdict) {
     switch (verdict) {
         case Verdict::Unchanged: return "unchanged";

@@ -73,6 +73,7 @@ MeasuredPeak read_run_report(const nlohmann::json& report, std::string_view sour
     MeasuredPeak measured;
     measured.command = shell_join(*command);
     measured.peak_bytes = *bytes;
+    if (const auto backend = get_text(report, "backend")) measured.backend = *backend;
     const nlohmann::json* degraded = member(report, "degraded");
     measured.degraded_runs = degraded != nullptr && degraded->is_boolean() && degraded->get<bool>() ? 1 : 0;
     if (const nlohmann::json* exit = member(report, "exit"); exit != nullptr && exit->is_object()) {
@@ -89,6 +90,10 @@ std::vector<MeasuredPeak> read_bench_report(const nlohmann::json& report, std::s
     const nlohmann::json* results = member(report, "results");
     if (results == nullptr || !results->is_array()) fail(source, "bench report has no \"results\" array");
 
+    std::string backend;
+    if (const nlohmann::json* provenance = member(report, "provenance"); provenance != nullptr && provenance->is_object()) {
+        if (const auto name = get_text(*provenance, "backend")) backend = *name;
+    }
     std::vector<MeasuredPeak> measured;
     for (size_t i = 0; i < results->size(); ++i) {
         const nlohmann::json& result = (*results)[i];
@@ -105,6 +110,7 @@ std::vector<MeasuredPeak> read_bench_report(const nlohmann::json& report, std::s
 
         MeasuredPeak entry;
         entry.command = *command;
+        entry.backend = backend;
         if (name != nullptr && name->is_string()) entry.name = *get_text(result, "name");
         entry.peak_bytes = *bytes;
         // Exports from before degraded_runs had no degraded runs to count.

@@ -982,3 +982,26 @@ TEST_CASE("ebpf: pages faulted into the tree's memory by a process outside it co
     }
     std::remove(ready.c_str());
 }
+
+TEST_CASE("ebpf: compare warns when one report is ptrace's and the other ebpf's", "[ebpf][compare]") {
+    if (skipped()) return;
+    const std::string base = temp_path("compare-ptrace.json");
+    const std::string after = temp_path("compare-ebpf.json");
+    const std::vector<std::string> program{fixture("touch"), "10"};
+    std::vector<std::string> run_ptrace{max_rss_bin(), "-q", "-o", base, "--"};
+    run_ptrace.insert(run_ptrace.end(), program.begin(), program.end());
+    std::vector<std::string> run_ebpf_cli{max_rss_bin(), "-q", "--backend", "ebpf", "-o", after, "--"};
+    run_ebpf_cli.insert(run_ebpf_cli.end(), program.begin(), program.end());
+    REQUIRE(run_program(run_ptrace).exit_code == 0);
+    REQUIRE(run_program(run_ebpf_cli).exit_code == 0);
+
+    const Output mixed = run_program({max_rss_bin(), "compare", base, after});
+    CHECK(mixed.exit_code == 0);  // the same 10 MiB either way: no regression
+    CHECK(mixed.err.find("max_rss: compare: warning: " + base + " was measured with --backend ptrace, " + after +
+                         " with --backend ebpf: ") != std::string::npos);
+    const Output same = run_program({max_rss_bin(), "compare", after, after});
+    CHECK(same.exit_code == 0);
+    CHECK(same.err.find("--backend") == std::string::npos);
+    ::unlink(base.c_str());
+    ::unlink(after.c_str());
+}

@@ -327,3 +327,27 @@ TEST_CASE("format_compare_table: aligns UTF-8 labels by code point", "[compare]"
           "\n"
           "No regression (change above 5% and at least 0 B, p <= 0.05).\n");
 }
+
+TEST_CASE("compare: reports of two backends are named, one backend's are not", "[compare]") {
+    // A run report says "backend" at its top; a bench export in its provenance.
+    const auto ptrace_run = max_rss::parse_report(
+        R"({"schema_version": 1, "kind": "run", "command": ["./x"], "peak": {"tree_bytes": 5}, "backend": "ptrace"})",
+        "BASE.json");
+    REQUIRE(ptrace_run.size() == 1);
+    CHECK(ptrace_run[0].backend == "ptrace");
+    const auto ebpf_bench = max_rss::parse_report(
+        R"({"schema_version": 2, "kind": "bench", "provenance": {"backend": "ebpf"},
+            "results": [{"command": "./x", "peak_bytes": {"median": 6}}, {"command": "./y", "peak_bytes": {"median": 7}}]})",
+        "NEW.json");
+    REQUIRE(ebpf_bench.size() == 2);
+    CHECK(ebpf_bench[1].backend == "ebpf");
+    CHECK(max_rss::backend_warning(ptrace_run, "BASE.json", ebpf_bench, "NEW.json") ==
+          "BASE.json was measured with --backend ptrace, NEW.json with --backend ebpf: the backends measure "
+          "differently (docs/backends.md), so a change may be the backend's, not the program's");
+    CHECK_FALSE(max_rss::backend_warning(ptrace_run, "A.json", ptrace_run, "B.json"));
+    // A report that does not say (the fixtures above, older exports): no guess.
+    const auto unnamed = max_rss::parse_report(run_report, "OLD.json");
+    CHECK(unnamed[0].backend.empty());
+    CHECK_FALSE(max_rss::backend_warning(unnamed, "OLD.json", ebpf_bench, "NEW.json"));
+    CHECK_FALSE(max_rss::backend_warning(ebpf_bench, "NEW.json", unnamed, "OLD.json"));
+}

@@ -22,6 +22,13 @@ namespace max_rss {
 // source names the report; entries are named by their label (name, else command).
 std::vector<std::string> degraded_warnings(std::span<const MeasuredPeak> peaks, std::string_view source);
 
+// A line for stderr (no line end) when the two reports name different
+// backends, whose figures differ in method (docs/backends.md):
+//   "BASE.json was measured with --backend ptrace, NEW.json with --backend ebpf: ..."
+// nullopt when they agree, or when either report does not name one.
+std::optional<std::string> backend_warning(std::span<const MeasuredPeak> base, std::string_view base_source,
+                                           std::span<const MeasuredPeak> after, std::string_view after_source);
+
 // What a change must be to count (compare's options).
 struct CompareSettings {
     double threshold = 0.05;                 // relative change, a fraction (--threshold 5%)

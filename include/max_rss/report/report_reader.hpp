@@ -37,6 +37,10 @@ struct MeasuredPeak {
     // for compare's significance test; empty when the report has none (a run
     // report, or a schema 1 export).
     std::vector<double> run_peaks_bytes;
+    // The backend that measured it ("ptrace", "ebpf", "sample"): a run
+    // report's "backend", a bench export's "provenance.backend"; empty when
+    // the report does not say.
+    std::string backend;
 };
 
 // A run report's command is named by shell_join() (util/text.hpp), so that
