@@ -109,10 +109,10 @@ struct mm_state {
  * spaces alive at once (max_rss's 10,000-process tests fit). Both tables
  * allocate their elements one by one (BPF_F_NO_PREALLOC, from the BPF
  * memory allocator's per-CPU caches), not all of them when max_rss loads
- * them: preallocating cost every run's load 1.2 ms on 2026-11-24 but
+ * them: preallocating cost every run's load 1.24 ms on 2026-11-25 but
  * 7.5 ms on 2026-12-07 (`max_rss -v`, 9 alternating runs: loaded in 27.2
- * -> 19.7 ms, median; `bpftool map create` of the 16384-entry tables: 6-8
- * and 3.4-4 ms each, 0.9-1.2 ms without), most of it on the other CPU
+ * -> 19.7 ms, median; `bpftool map create` of 16384-entry tables with
+ * 128- and 32-byte values: 6-8 and 3.4-4 ms, 0.9-1.2 ms without), most of it on the other CPU
  * while the program runs, which on this VM slows the program too. A fork
  * pays for its two inserts (~1.6 us more a fork by bpf_stats on
  * 2026-11-24; fork_loop 2000, 7 alternating rounds on 2026-12-07: +50 ms
