@@ -310,6 +310,33 @@ TEST_CASE("compare: a 100 MiB run against a 50 MiB baseline regresses; against i
     CHECK(shrunk.out.find("improvement\n\n0 regressions, 1 improvement (change above 5% ") != std::string::npos);
 }
 
+TEST_CASE("compare: reports of two backends get one warning, of one backend or unnamed none", "[compare_cli]") {
+    // The sample backend needs no privilege, so this runs wherever the suite does.
+    TempFile traced("compare_ptrace.json");
+    TempFile sampled("compare_sample.json");
+    TempFile unnamed("compare_unnamed.json");
+    REQUIRE(run_max_rss({"-q", "-o", traced.path, "--", fixture("touch"), "10"}).exit_code == 0);
+    REQUIRE(run_max_rss({"-q", "--backend", "sample", "-o", sampled.path, "--", fixture("touch"), "10"}).exit_code == 0);
+    {
+        std::ofstream out(unnamed.path);
+        out << R"({"schema_version": 1, "kind": "run", "command": [")" << fixture("touch")
+            << R"(", "10"], "peak": {"tree_bytes": 11534336}})";
+    }
+
+    const Output mixed = run_max_rss({"compare", traced.path, sampled.path});
+    INFO(mixed.out << mixed.err);
+    CHECK(mixed.exit_code == 0);
+    CHECK(mixed.err == "max_rss: compare: warning: " + traced.path + " was measured with --backend ptrace, " +
+                           sampled.path +
+                           " with --backend sample: the backends measure differently (docs/backends.md), so a "
+                           "change may be the backend's, not the program's\n");
+    for (const std::string& other : {traced.path, unnamed.path}) {
+        const Output quiet = run_max_rss({"compare", other, traced.path});
+        CHECK(quiet.exit_code == 0);
+        CHECK(quiet.err.empty());
+    }
+}
+
 TEST_CASE("compare: bench exports pair by command, and a report can come from stdin", "[compare_cli]") {
     TempFile base("compare_bench_base.json");
     const std::string ten = fixture_command("touch", {"10"});
