@@ -323,7 +323,11 @@ TEST_CASE("compare: reports of two backends get one warning, of one backend or u
             << R"(", "10"], "peak": {"tree_bytes": 11534336}})";
     }
 
-    const Output mixed = run_max_rss({"compare", traced.path, sampled.path});
+    // Only the warning is asserted here, not the figures: the sample
+    // backend's peak is not ptrace's (under stress-ng the sanitized build's
+    // read 43.6 MiB against ptrace's 11.3 once, 2026-12-07; not yet
+    // explained), and the figures are tested elsewhere.
+    const Output mixed = run_max_rss({"compare", "--threshold", "1000%", traced.path, sampled.path});
     INFO(mixed.out << mixed.err);
     CHECK(mixed.exit_code == 0);
     CHECK(mixed.err == "max_rss: compare: warning: " + traced.path + " was measured with --backend ptrace, " +
