@@ -324,9 +324,10 @@ TEST_CASE("compare: reports of two backends get one warning, of one backend or u
     }
 
     // Only the warning is asserted here, not the figures: the sample
-    // backend's peak is not ptrace's (under stress-ng the sanitized build's
-    // read 43.6 MiB against ptrace's 11.3 once, 2026-12-07; not yet
-    // explained), and the figures are tested elsewhere.
+    // backend's peak is not ptrace's. The sanitized build's reads 43.6 MiB
+    // against ptrace's 11.3, every run: the sample backend takes the root's
+    // wait4 ru_maxrss as its image's peak, and ru_maxrss keeps the pre-exec
+    // high-water of the launched child, a fork of an ASan-built max_rss.
     const Output mixed = run_max_rss({"compare", "--threshold", "1000%", traced.path, sampled.path});
     INFO(mixed.out << mixed.err);
     CHECK(mixed.exit_code == 0);
