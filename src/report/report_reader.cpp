@@ -91,7 +91,8 @@ std::vector<MeasuredPeak> read_bench_report(const nlohmann::json& report, std::s
     if (results == nullptr || !results->is_array()) fail(source, "bench report has no \"results\" array");
 
     std::string backend;
-    if (const nlohmann::json* provenance = member(report, "provenance"); provenance != nullptr && provenance->is_object()) {
+    const nlohmann::json* provenance = member(report, "provenance");
+    if (provenance != nullptr && provenance->is_object()) {
         if (const auto name = get_text(*provenance, "backend")) backend = *name;
     }
     std::vector<MeasuredPeak> measured;

@@ -41,8 +41,8 @@ std::string describe(const Warning& w) {
                 w.bytes, w.bytes == 1 ? " was" : "s were");
         case Warning::Kind::Untracked:
             return fmt::format(
-                "{} process{} or address space{} could not be followed (the eBPF backend's tables hold {} at once, and take "
-                "kernel memory for each as it comes: they were full, or none was free): "
+                "{} process{} or address space{} could not be followed (the eBPF backend's tables hold {} at once, "
+                "and take kernel memory for each as it comes: they were full, or none was free): "
                 "what they held is missing and the tree peak is a lower bound; --backend ptrace has no such limit",
                 w.bytes, w.bytes == 1 ? "" : "es", w.bytes == 1 ? "" : "s", w.other_bytes);
         case Warning::Kind::NoReleaseFilter:

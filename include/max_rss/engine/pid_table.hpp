@@ -48,7 +48,7 @@ public:
         Iterator(Table* table, size_t at) : table_(table), at_(at) { skip_empty(); }
         Item<V> operator*() const {
             const Entry& e = table_->index_[at_];
-            return {e.pid, table_->value(e.slot)};
+            return {e.pid, table_->slot_value(e.slot)};
         }
         Iterator& operator++() {
             ++at_;
@@ -75,7 +75,7 @@ public:
 
     [[nodiscard]] T* find(pid_t pid) {
         const size_t at = locate(pid);
-        return at == kAbsent ? nullptr : &value(index_[at].slot);
+        return at == kAbsent ? nullptr : &slot_value(index_[at].slot);
     }
     [[nodiscard]] const T* find(pid_t pid) const { return const_cast<PidTable*>(this)->find(pid); }
 
@@ -93,10 +93,10 @@ public:
             slot = static_cast<uint32_t>(slot_count_++);
             if (slot % kPerChunk == 0) chunks_.push_back(std::make_unique<T[]>(kPerChunk));
         }
-        this->value(slot) = std::move(value);
+        slot_value(slot) = std::move(value);
         place(Entry{pid, slot});
         ++size_;
-        return this->value(slot);
+        return slot_value(slot);
     }
 
     // Removes pid (if there); its slot is reused by a later key.
@@ -110,7 +110,7 @@ public:
             return;
         }
         free_slots_.push_back(index_[at].slot);
-        value(index_[at].slot) = T{};  // what the value held is given back now
+        slot_value(index_[at].slot) = T{};  // what the value held is given back now
         --size_;
         // Backward-shift deletion: the keys after the hole that belong at or
         // before it move into it, so that every lookup still stops at the
@@ -137,8 +137,8 @@ private:
     // Values a chunk holds: one allocation of about 4 KiB (at least one value).
     static constexpr size_t kPerChunk = sizeof(T) < 4080 ? 4080 / sizeof(T) : 1;
 
-    [[nodiscard]] T& value(uint32_t slot) { return chunks_[slot / kPerChunk][slot % kPerChunk]; }
-    [[nodiscard]] const T& value(uint32_t slot) const { return chunks_[slot / kPerChunk][slot % kPerChunk]; }
+    [[nodiscard]] T& slot_value(uint32_t slot) { return chunks_[slot / kPerChunk][slot % kPerChunk]; }
+    [[nodiscard]] const T& slot_value(uint32_t slot) const { return chunks_[slot / kPerChunk][slot % kPerChunk]; }
 
     [[nodiscard]] size_t home_of(pid_t pid) const {
         // Fibonacci hashing: consecutive pids land apart, so a run of them

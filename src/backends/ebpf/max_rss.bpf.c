@@ -107,16 +107,11 @@ struct mm_state {
 
 /* Sizes (MRSS_TABLE_ENTRIES in events.h): 16384 thread groups and address
  * spaces alive at once (max_rss's 10,000-process tests fit). Both tables
- * allocate their elements one by one (BPF_F_NO_PREALLOC, from the BPF
- * memory allocator's per-CPU caches), not all of them when max_rss loads
- * them: preallocating cost every run's load 1.24 ms on 2026-11-25 but
- * 7.5 ms on 2026-12-07 (`max_rss -v`, 9 alternating runs: loaded in 27.2
- * -> 19.7 ms, median; `bpftool map create` of 16384-entry tables with
- * 128- and 32-byte values: 6-8 and 3.4-4 ms, 0.9-1.2 ms without), most of it on the other CPU
- * while the program runs, which on this VM slows the program too. A fork
- * pays for its two inserts (~1.6 us more a fork by bpf_stats on
- * 2026-11-24; fork_loop 2000, 7 alternating rounds on 2026-12-07: +50 ms
- * against +116 ms preallocated, no worse). An insert that finds no memory
+ * allocate an element when a process or an address space joins
+ * (BPF_F_NO_PREALLOC, from the BPF memory allocator's per-CPU caches), not
+ * all of them at every load: preallocating cost each run's load 7.5 ms here
+ * on 2026-12-07 (1.24 ms on 2026-11-25), and forks got no slower without it
+ * (docs/performance-history.md, 2026-12-07). An insert that finds no memory
  * counts as a full table's would. Past them nothing is silent: untracked,
  * lost_records. */
 struct {
