@@ -6,6 +6,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -20,7 +21,7 @@
 namespace max_rss::os {
 namespace {
 
-enum class Record : int { SeccompFailed = 1, ExecFailed = 2 };
+enum class Record : int { SeccompFailed = 1, ExecFailed = 2, PreExecMaxRss = 3 };
 
 // Async-signal-safe: only called in the child between fork and exec.
 void child_report(int fd, Record kind, int err) {
@@ -61,6 +62,11 @@ void child_report(int fd, Record kind, int err) {
     } else if (go != 'T' && go != 'U') {
         _exit(exit_code::internal_error);
     }
+    // The high-water mark of this copy of max_rss, which wait4's ru_maxrss
+    // for the program will include: a backend that trusts ru_maxrss must
+    // know which part of it is not the program's (KiB, as the kernel has it).
+    struct rusage self {};
+    if (::getrusage(RUSAGE_SELF, &self) == 0) child_report(report_fd, Record::PreExecMaxRss, static_cast<int>(self.ru_maxrss));
     // execvp's rules: try each PATH candidate; EACCES is remembered, ENOENT
     // and ENOTDIR move on, anything else stops; ENOEXEC runs /bin/sh FILE.
     int err = ENOENT;
@@ -180,6 +186,8 @@ LaunchReport read_launch_report(int& report_fd) {
         if (n != static_cast<ssize_t>(sizeof msg)) break;
         if (msg[0] == static_cast<int>(Record::SeccompFailed)) r.seccomp_errno = msg[1];
         if (msg[0] == static_cast<int>(Record::ExecFailed)) r.exec_errno = msg[1];
+        if (msg[0] == static_cast<int>(Record::PreExecMaxRss) && msg[1] > 0)
+            r.pre_exec_max_rss_bytes = static_cast<uint64_t>(msg[1]) * 1024;
     }
     ::close(report_fd);
     report_fd = -1;

@@ -435,3 +435,37 @@ TEST_CASE("backend option: sample measures without ptrace, says so, and is not d
     CHECK(bad.exit_code == 2);
     CHECK(bad.err == "max_rss: --backend: 'gdb' is not a backend (try ptrace, sample, ebpf)\n");
 }
+
+TEST_CASE("backend option: sample does not count the copy of max_rss the program was before its exec",
+          "[cli][backend]") {
+    // Until its exec the program is a fork of max_rss, and wait4's ru_maxrss
+    // keeps that copy's high-water mark. Twelve 120 KB arguments, held by
+    // max_rss in several copies, make the copy ~12 MiB; the program itself
+    // (sh exec'ing touch 1) never holds more than ~3 MiB.
+    std::vector<std::string> args{"-q", "-o", "-", "--backend", "ptrace", "--",
+                                  "sh", "-c", "exec \"$0\" 1 300", fixture("touch")};
+    args.insert(args.end(), 12, std::string(120'000, 'x'));
+    const Output traced = run_max_rss(args);
+    REQUIRE(traced.exit_code == 0);
+    const json exact = json::parse(traced.out);
+    const double true_mib = exact["peak"]["tree_bytes"].get<double>() / MiB;
+    // What makes this test mean something: the copy is well above the program.
+    REQUIRE(exact["ru_maxrss_bytes"].get<double>() / MiB > true_mib + 4);
+    args[4] = "sample";
+    const Output sampled = run_max_rss(args);
+    REQUIRE(sampled.exit_code == 0);
+    const json lower = json::parse(sampled.out);
+    CHECK(lower["peak"]["method"] == "lower-bound");
+    // A lower bound: never above the exact figure (0.25 MiB for run-to-run noise).
+    CHECK(lower["peak"]["tree_bytes"].get<double>() / MiB <= true_mib + 0.25);
+    // The same when sampling is the fallback of a refused ptrace (under strace).
+    REQUIRE(file_exists("/usr/bin/strace"));
+    std::vector<std::string> strace_args{"/usr/bin/strace", "-f", "-o", "/dev/null", max_rss_bin()};
+    strace_args.insert(strace_args.end(), args.begin(), args.end());
+    strace_args.erase(strace_args.begin() + 8, strace_args.begin() + 10);  // --backend sample
+    const Output degraded = run_program(strace_args);
+    REQUIRE(degraded.exit_code == 0);
+    const json fallback = json::parse(degraded.out);
+    CHECK(fallback["peak"]["method"] == "degraded-sampling");
+    CHECK(fallback["peak"]["tree_bytes"].get<double>() / MiB <= true_mib + 0.25);
+}

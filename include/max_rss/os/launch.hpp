@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <csignal>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -40,6 +41,9 @@ struct Launched {
 struct LaunchReport {
     int seccomp_errno = 0;  // the seccomp filter could not be installed
     int exec_errno = 0;     // exec failed: the child exited 126 or 127
+    // The child's high-water mark just before its exec: it was a copy of
+    // max_rss, and wait4's ru_maxrss for the program counts it. 0: unknown.
+    uint64_t pre_exec_max_rss_bytes = 0;
 };
 
 // Forks and starts spec.argv (execvp-like PATH search, ENOEXEC scripts run by

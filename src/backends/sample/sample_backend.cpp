@@ -52,12 +52,26 @@ public:
 
 private:
     void poll();
+    bool ru_maxrss_is_its_own(pid_t pid, OptionalBytes ru_maxrss) const;
 
     RunContext* context_ = nullptr;
     std::optional<os::Launched> launched_;  // set when ptrace was refused after the fork
     pid_t root_pid_ = 0;
+    uint64_t root_pre_exec_max_rss_bytes_ = 0;  // the copy of max_rss the root was until its exec
     std::unordered_set<pid_t> parents_;  // processes seen with children of their own
 };
+
+// Pages the launched child may touch between reading its high-water mark and
+// its exec (a few at most): an ru_maxrss this close to that mark may be it.
+constexpr uint64_t kPreExecSlackBytes = 256 * 1024;
+
+// wait4's ru_maxrss is a process's own figure if it waited for no children
+// (theirs would be in it). The root's also covers the copy of max_rss it was
+// before its exec: only a figure above that copy's is the program's.
+bool SampleBackend::ru_maxrss_is_its_own(pid_t pid, OptionalBytes ru_maxrss) const {
+    if (!ru_maxrss || parents_.count(pid)) return false;
+    return pid != root_pid_ || *ru_maxrss > root_pre_exec_max_rss_bytes_ + kPreExecSlackBytes;
+}
 
 // Sampling needs a period even when snapshots were turned off (--interval 0).
 constexpr int64_t kDefaultPeriodNs = 20'000'000;
@@ -91,6 +105,7 @@ void SampleBackend::run(RunContext& context) {
         ::waitpid(root_pid_, nullptr, 0);
         os::throw_launch_error(context.argv.at(0), report.exec_errno);
     }
+    root_pre_exec_max_rss_bytes_ = report.pre_exec_max_rss_bytes;
     recorder.root_started(root_pid_, true);
     Forwarder forwarder(recorder);
     forwarder.set_root(root_pid_);
@@ -113,9 +128,9 @@ void SampleBackend::run(RunContext& context) {
         const os::WaitResult w = context.signals.wait_any(false);
         if (w.kind == os::WaitResult::Kind::NoChildren) break;
         if (w.kind == os::WaitResult::Kind::Interrupted || !w.status.is_terminal()) continue;
-        // Sampling misses a process's last moments; wait4's figure covers
-        // them, and is the process's own only if it waited for no children.
-        recorder.task_reaped(w.pid, w.status.exit_status(), ru_maxrss_bytes(w.usage), !parents_.count(w.pid));
+        // Sampling misses a process's last moments; wait4's figure covers them.
+        const OptionalBytes ru_maxrss = ru_maxrss_bytes(w.usage);
+        recorder.task_reaped(w.pid, w.status.exit_status(), ru_maxrss, ru_maxrss_is_its_own(w.pid, ru_maxrss));
     }
 }
 
