@@ -59,6 +59,10 @@ bool fell_between_reads(uint64_t earlier_resident_bytes, uint64_t later_resident
     return earlier_resident_bytes > later_resident_bytes + std::max(kHwmSlackBytes, 2 * counter_slack_bytes());
 }
 
+bool rose_after(uint64_t hwm_bytes, uint64_t earlier_hwm_bytes) {
+    return hwm_bytes > earlier_hwm_bytes + std::max(kHwmSlackBytes, 2 * counter_slack_bytes());
+}
+
 int64_t snapshot_gap_ns(int64_t min_gap_ns, int64_t last_snapshot_cost_ns) {
     return std::max(min_gap_ns, 10 * last_snapshot_cost_ns);
 }

@@ -437,7 +437,7 @@ TEST_CASE("backend option: sample measures without ptrace, says so, and is not d
 }
 
 TEST_CASE("backend option: sample does not count the copy of max_rss the program was before its exec",
-          "[cli][backend]") {
+          "[cli][backend][degraded]") {
     // Until its exec the program is a fork of max_rss, and wait4's ru_maxrss
     // keeps that copy's high-water mark. Twelve 120 KB arguments, held by
     // max_rss in several copies, make the copy ~12 MiB; the program itself

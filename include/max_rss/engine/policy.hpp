@@ -62,6 +62,11 @@ bool fell_unseen(uint64_t hwm_bytes, uint64_t known_resident_bytes);
 // height (so its VmHWM shows nothing), and the tree may have held more after
 // that reading than any snapshot saw.
 bool fell_between_reads(uint64_t earlier_resident_bytes, uint64_t later_resident_bytes);
+// Whether a high-water mark (ru_maxrss, VmHWM) rose after an earlier reading
+// of it: it is above that reading by more than two readings' imprecision
+// (measured here: ru_maxrss 400 KiB above the same address space's mark read
+// just before its exec). Within that, it may be the earlier mark itself.
+bool rose_after(uint64_t hwm_bytes, uint64_t earlier_hwm_bytes);
 
 // Periodic snapshots (the timeline; a complement to the release points) cost
 // ~1.5 us a live process (12 ms at 10,000): the next one may come min_gap_ns

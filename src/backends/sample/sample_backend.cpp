@@ -7,6 +7,7 @@
 // with --backend sample.
 #include <max_rss/backends/backend.hpp>
 #include <max_rss/backends/forwarding.hpp>
+#include <max_rss/engine/policy.hpp>
 #include <max_rss/util/log.hpp>
 #include <max_rss/os/launch.hpp>
 #include <max_rss/procfs/procfs.hpp>
@@ -61,16 +62,12 @@ private:
     std::unordered_set<pid_t> parents_;  // processes seen with children of their own
 };
 
-// Pages the launched child may touch between reading its high-water mark and
-// its exec (a few at most): an ru_maxrss this close to that mark may be it.
-constexpr uint64_t kPreExecSlackBytes = 256 * 1024;
-
 // wait4's ru_maxrss is a process's own figure if it waited for no children
 // (theirs would be in it). The root's also covers the copy of max_rss it was
 // before its exec: only a figure above that copy's is the program's.
 bool SampleBackend::ru_maxrss_is_its_own(pid_t pid, OptionalBytes ru_maxrss) const {
     if (!ru_maxrss || parents_.count(pid)) return false;
-    return pid != root_pid_ || *ru_maxrss > root_pre_exec_max_rss_bytes_ + kPreExecSlackBytes;
+    return pid != root_pid_ || policy::rose_after(*ru_maxrss, root_pre_exec_max_rss_bytes_);
 }
 
 // Sampling needs a period even when snapshots were turned off (--interval 0).
