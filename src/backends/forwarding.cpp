@@ -25,7 +25,7 @@ void Forwarder::send_to_survivors(const os::ReceivedSignal& sig, bool group_has_
     for (const auto& [pid, live] : recorder_.table().live_processes()) {
         if (group_has_it && ::getpgid(pid) == own_group) continue;        // it has the terminal's or the group's
         if (signal_pending(pid, sig.signo)) continue;                     // it has a group kill's
-        ::kill(pid, sig.signo);
+        send_(pid, sig.signo);
     }
 }
 

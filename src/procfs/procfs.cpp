@@ -328,6 +328,22 @@ std::optional<char> parse_stat_state(std::string_view text) {
     return state;
 }
 
+std::optional<uint64_t> parse_stat_start_ticks(std::string_view text) {
+    if (!parse_stat_state(text)) return std::nullopt;
+    // After ") ": the state is field 3; the start time, field 22, is 19 further.
+    std::string_view rest = text.substr(text.rfind(')') + 2);
+    for (int field = 3; field < 22; ++field) {
+        const size_t space = rest.find(' ');
+        if (space == std::string_view::npos) return std::nullopt;
+        rest.remove_prefix(space + 1);
+    }
+    uint64_t ticks = 0;
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), ticks);
+    if (ec != std::errc() || end == rest.data() || (end != rest.data() + rest.size() && *end != ' '))
+        return std::nullopt;
+    return ticks;
+}
+
 std::optional<std::vector<pid_t>> read_task_ids(pid_t tgid) {
     char path[64];
     std::snprintf(path, sizeof path, "/proc/%d/task", static_cast<int>(tgid));
@@ -346,6 +362,14 @@ std::optional<char> read_stat_state(pid_t tid) {
     const auto state = parse_stat_state(*text);
     if (!state) errno = EINVAL;
     return state;
+}
+
+std::optional<uint64_t> read_stat_start_ticks(pid_t pid) {
+    const auto text = read_proc(pid, "stat");
+    if (!text) return std::nullopt;
+    const auto ticks = parse_stat_start_ticks(*text);
+    if (!ticks) errno = EINVAL;
+    return ticks;
 }
 
 bool exit_finished(pid_t tgid) {

@@ -8,6 +8,8 @@
 
 #include <sys/types.h>
 
+#include <csignal>
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -24,6 +26,12 @@ public:
     explicit Forwarder(Recorder& recorder) : recorder_(recorder) {}
 
     void set_root(pid_t root) { root_ = root; }
+    // How a signal reaches a process of the tree other than the root: ::kill
+    // unless the backend says otherwise. ptrace's tracees cannot be reaped
+    // behind its back, so their pids cannot be reused; sample and ebpf pass a
+    // sender that checks, pid pinned, that it is still the process they follow.
+    using Sender = std::function<void(pid_t pid, int sig)>;
+    void set_sender(Sender send) { send_ = std::move(send); }
     // The root took a delivery of sig (a ptrace signal-delivery stop).
     void root_delivered(int sig) { delivered_mask_ |= uint64_t{1} << (sig - 1); }
 
@@ -60,6 +68,7 @@ private:
     pid_t root_ = 0;
     uint64_t delivered_mask_ = 0;
     std::optional<int64_t> deadline_ns_;
+    Sender send_ = [](pid_t pid, int sig) { ::kill(pid, sig); };
     // The first termination signal that came while the command ran, until
     // what outlives the command has it; group_has_it: it reached max_rss's
     // process group (a terminal's, or a group kill that the root had too).

@@ -10,6 +10,7 @@
 #include <max_rss/engine/policy.hpp>
 #include <max_rss/util/log.hpp>
 #include <max_rss/os/launch.hpp>
+#include <max_rss/os/process_signal.hpp>
 #include <max_rss/procfs/procfs.hpp>
 #include <max_rss/report/words.hpp>
 
@@ -22,6 +23,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace max_rss {
@@ -54,13 +56,34 @@ public:
 private:
     void poll();
     bool ru_maxrss_is_its_own(pid_t pid, OptionalBytes ru_maxrss) const;
+    // Each live process's start time, read when it was found: a pid whose
+    // start time is another's now was reaped by its parent and reused.
+    void remember(pid_t pid);
+    [[nodiscard]] bool still_there(pid_t pid) const;
+    void signal(pid_t pid, int sig) const;
 
     RunContext* context_ = nullptr;
     std::optional<os::Launched> launched_;  // set when ptrace was refused after the fork
     pid_t root_pid_ = 0;
     uint64_t root_pre_exec_max_rss_bytes_ = 0;  // the copy of max_rss the root was until its exec
     std::unordered_set<pid_t> parents_;  // processes seen with children of their own
+    std::unordered_map<pid_t, uint64_t> start_ticks_;
 };
+
+void SampleBackend::remember(pid_t pid) {
+    if (const auto ticks = procfs::read_stat_start_ticks(pid)) start_ticks_[pid] = *ticks;
+}
+
+bool SampleBackend::still_there(pid_t pid) const {
+    const auto known = start_ticks_.find(pid);
+    return known != start_ticks_.end() && procfs::read_stat_start_ticks(pid) == known->second;
+}
+
+// A live process of the table may have ended since the last sample, and its
+// pid gone to an unrelated process: only the process found gets the signal.
+void SampleBackend::signal(pid_t pid, int sig) const {
+    os::signal_if(pid, sig, [&] { return still_there(pid); });
+}
 
 // wait4's ru_maxrss is a process's own figure if it waited for no children
 // (theirs would be in it). The root's also covers the copy of max_rss it was
@@ -104,8 +127,10 @@ void SampleBackend::run(RunContext& context) {
     }
     root_pre_exec_max_rss_bytes_ = report.pre_exec_max_rss_bytes;
     recorder.root_started(root_pid_, true);
+    remember(root_pid_);
     Forwarder forwarder(recorder);
     forwarder.set_root(root_pid_);
+    forwarder.set_sender([this](pid_t pid, int sig) { signal(pid, sig); });
     const int64_t period_ns = context.sample_interval_ns > 0 ? context.sample_interval_ns : kDefaultPeriodNs;
     if (context.sample_interval_ns <= 0) context.signals.set_tick_ns(period_ns);
     int64_t next_poll_ns = 0;
@@ -119,7 +144,7 @@ void SampleBackend::run(RunContext& context) {
         forwarder.handle(context.signals.take_received(), [this](const os::ReceivedSignal& sig) { return signal_pending(root_pid_, sig.signo); });
         if (auto deadline = forwarder.deadline_ns(); deadline && !killing && recorder.now_ns() >= *deadline) {
             recorder.warn(Warning{Warning::Kind::SurvivorsKilled, 0, recorder.table().live_count(), 0, 0, {}});
-            for (const auto& [pid, live] : recorder.table().live_processes()) ::kill(pid, SIGKILL);
+            for (const auto& [pid, live] : recorder.table().live_processes()) signal(pid, SIGKILL);
             killing = true;
         }
         const os::WaitResult w = context.signals.wait_any(false);
@@ -128,12 +153,23 @@ void SampleBackend::run(RunContext& context) {
         // Sampling misses a process's last moments; wait4's figure covers them.
         const OptionalBytes ru_maxrss = ru_maxrss_bytes(w.usage);
         recorder.task_reaped(w.pid, w.status.exit_status(), ru_maxrss, ru_maxrss_is_its_own(w.pid, ru_maxrss));
+        start_ticks_.erase(w.pid);
     }
 }
 
 void SampleBackend::poll() {
     Recorder& recorder = context_->recorder;
     ProcessTable& table = recorder.table();
+    // A process that is no longer there was reaped by its own parent: it
+    // ended (status unknown). Its pid may be another's now, whose children
+    // are not the tree's: this comes before they are looked for.
+    std::vector<pid_t> gone;
+    for (const auto& [pid, live] : table.live_processes())
+        if (!still_there(pid)) gone.push_back(pid);
+    for (pid_t pid : gone) {
+        recorder.task_reaped(pid, ExitStatus{}, std::nullopt);
+        start_ticks_.erase(pid);
+    }
     // Discover: the children of every live process, and our own (orphans
     // reparent to us, the subreaper).
     std::vector<pid_t> parents{::getpid()};
@@ -144,17 +180,12 @@ void SampleBackend::poll() {
             const pid_t ppid = parent == ::getpid() ? 0 : parent;
             if (ppid != 0) parents_.insert(ppid);
             recorder.process_adopted(child, ppid, true);
+            remember(child);
         }
     }
     // VmHWM is monotonic: reading it while a process lives catches every peak
-    // it reached before this moment, however short. A process that is no
-    // longer there was reaped by its own parent: it ended (status unknown).
-    std::vector<pid_t> gone;
-    for (const auto& [pid, live] : table.live_processes()) {
-        if (::kill(pid, 0) != 0 && errno == ESRCH) gone.push_back(pid);
-        else recorder.seen_alive(pid);
-    }
-    for (pid_t pid : gone) recorder.task_reaped(pid, ExitStatus{}, std::nullopt);
+    // it reached before this moment, however short.
+    for (const auto& [pid, live] : table.live_processes()) recorder.seen_alive(pid);
     recorder.tick();
 }
 
