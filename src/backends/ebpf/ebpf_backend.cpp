@@ -20,6 +20,7 @@
 // The root's launch and adoption are in ebpf_launch.cpp.
 #include "ebpf_backend.hpp"
 
+#include <max_rss/os/process_signal.hpp>
 #include <max_rss/procfs/procfs.hpp>
 #include <max_rss/util/log.hpp>
 
@@ -112,6 +113,7 @@ void EbpfBackend::run(RunContext& context) {
     recorder.set_backend(BackendKind::Ebpf);
     recorder.totals_from_backend();
     forwarder_.emplace(recorder);
+    forwarder_->set_sender([this](pid_t pid, int sig) { signal(pid, sig); });
     if (program_) launch_loaded();
     else launch_while_loading();
     try {
@@ -280,17 +282,34 @@ void EbpfBackend::record_totals() {
 }
 
 // A process whose exit record never came (the ring buffer was full) must not
-// keep the run going: once it is gone from the system, it is ended here.
+// keep the run going: once the kernel side no longer follows it (it exited;
+// its pid, reaped, may be another's), it is ended here. Its record, if it
+// was written, was written before that: read first.
 void EbpfBackend::reap_vanished() {
     std::vector<pid_t> gone;
     for (const auto& [pid, live] : context_->recorder.table().live_processes())
-        if (::kill(pid, 0) != 0 && errno == ESRCH) gone.push_back(pid);
-    for (pid_t pid : gone) context_->recorder.task_reaped(pid, ExitStatus{}, std::nullopt);
+        if (!program_->follows(pid)) gone.push_back(pid);
+    if (gone.empty()) return;
+    program_->consume();
+    for (pid_t pid : gone)
+        if (context_->recorder.table().live(pid)) context_->recorder.task_reaped(pid, ExitStatus{}, std::nullopt);
 }
 
 void EbpfBackend::kill_tree() {
-    for (const auto& [pid, live] : context_->recorder.table().live_processes()) ::kill(pid, SIGKILL);
+    for (const auto& [pid, live] : context_->recorder.table().live_processes()) signal(pid, SIGKILL);
     if (!root_reaped_) ::kill(root_pid_, SIGKILL);
+}
+
+// The root is max_rss's child, its pid held until max_rss reaps it; so are
+// the processes the early tracer stops before the load ends. Any other pid
+// of the table may have been reaped by its parent and reused meanwhile: it
+// is signalled only while the kernel side follows it as a live process.
+void EbpfBackend::signal(pid_t pid, int sig) const {
+    if ((pid == root_pid_ && !root_reaped_) || !program_) {
+        ::kill(pid, sig);
+        return;
+    }
+    os::signal_if(pid, sig, [&] { return program_->follows(pid); });
 }
 
 }  // namespace ebpf

@@ -42,6 +42,7 @@ private:
     void record_totals();
     void reap_vanished();
     void kill_tree();
+    void signal(pid_t pid, int sig) const;
     [[nodiscard]] int64_t run_ns(uint64_t monotonic_ns) const {
         return static_cast<int64_t>(monotonic_ns) - (os::monotonic_ns() - context_->recorder.now_ns());
     }

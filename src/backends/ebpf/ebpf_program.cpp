@@ -63,6 +63,12 @@ bool BpfProgram::root_got(int sig, pid_t sender) {
     return true;
 }
 
+bool BpfProgram::follows(pid_t tgid) const {
+    const auto key = static_cast<__u32>(tgid);
+    TaskState state{};
+    return bpf_map_lookup_elem(impl_->tracked_fd, &key, &state) == 0 && state.exiting == 0;
+}
+
 void BpfProgram::Impl::run_adopt(const char* what) const {
     const int iter_fd = adopt_link_fd >= 0 ? bpf_iter_create(adopt_link_fd) : -1;
     if (iter_fd < 0) throw TracerError(std::string("ebpf: ") + what + ": " + std::strerror(errno));

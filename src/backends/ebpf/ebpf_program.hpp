@@ -78,6 +78,10 @@ public:
     // that sender was generated for the root since the last time this said
     // so. Then max_rss does not send it again.
     bool root_got(int sig, pid_t sender);
+    // Whether the kernel side follows process tgid and it has not exited: a
+    // pid the engine's table holds may since have been reaped and reused by
+    // an unrelated process (its exit record lost, or not read yet).
+    [[nodiscard]] bool follows(pid_t tgid) const;
     // Puts pid in the tree when it already runs (exec'd, alone, stopped):
     // its address space with its exact counters, the tree's peak so far its
     // high-water mark. Throws TracerError if the kernel side could not.
