@@ -462,6 +462,30 @@ TEST_CASE("ebpf: without the privilege it refuses before running anything, in on
     CHECK(::access(marker.c_str(), F_OK) != 0);
 }
 
+TEST_CASE("ebpf: in a pid namespace of its own it refuses before running anything, in one line", "[ebpf]") {
+    // A container's: the kernel side's pids are the host's, max_rss's are not.
+    if (skipped()) return;
+    if (!file_exists("/usr/bin/unshare")) {
+        std::printf("skipped: no unshare(1) to make a pid namespace\n");
+        return;
+    }
+    const std::string marker = temp_path("ebpf-ns-ran");
+    std::remove(marker.c_str());
+    const Output out = run_program({"/usr/bin/unshare", "--pid", "--fork", "--mount-proc", max_rss_bin(), "--backend",
+                                    "ebpf", "--", "/bin/sh", "-c", "touch " + marker});
+    CHECK(out.exit_code == 125);
+    CHECK(out.err ==
+          "max_rss: --backend ebpf cannot run here: max_rss runs in a pid namespace of its own (a container's), and "
+          "the kernel side knows processes by their pids in the host's: use --backend ptrace\n");
+    CHECK(::access(marker.c_str(), F_OK) != 0);
+    // ptrace, as the line says, measures there.
+    const Output traced = run_program({"/usr/bin/unshare", "--pid", "--fork", "--mount-proc", max_rss_bin(), "-q",
+                                       "--", "/bin/sh", "-c", "touch " + marker});
+    CHECK(traced.exit_code == 0);
+    CHECK(::access(marker.c_str(), F_OK) == 0);
+    std::remove(marker.c_str());
+}
+
 TEST_CASE("ebpf: copy-on-write copies of a private file mapping counted as under ptrace", "[ebpf][exact]") {
     if (skipped()) return;
     // 32 MiB of file pages, then a copy of each: file pages give way to

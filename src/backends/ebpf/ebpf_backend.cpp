@@ -90,7 +90,7 @@ EbpfBackend::EbpfBackend(KeptBackends* keep) : keep_(keep) {
         prepare_backend(BackendKind::Ebpf, *keep_);
         program_ = std::move(keep_->ebpf);
     } else if (load_while_running()) {
-        BpfProgram::require_btf();
+        BpfProgram::require_host();
     } else {
         program_ = BpfProgram::load();
     }

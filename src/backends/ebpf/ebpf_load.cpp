@@ -14,6 +14,7 @@
 
 #include <malloc.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -244,15 +245,23 @@ CowHooks BpfProgram::Impl::load_libbpf() {
     return hooks;
 }
 
-void BpfProgram::require_btf() {
+void BpfProgram::require_host() {
     if (::access("/sys/kernel/btf/vmlinux", R_OK) != 0)
         unavailable("this kernel has no BTF (/sys/kernel/btf/vmlinux: " + std::string(std::strerror(errno)) +
                     "; it needs CONFIG_DEBUG_INFO_BTF): use --backend ptrace");
+    // The kernel side names processes by their pids in the initial pid
+    // namespace; in a container's own, max_rss knows them by others. The
+    // initial namespace's inode number is fixed (PROC_PID_INIT_INO).
+    constexpr ino_t kInitialPidNamespaceInode = 0xEFFFFFFCU;
+    struct stat ns {};
+    if (::stat("/proc/self/ns/pid", &ns) == 0 && ns.st_ino != kInitialPidNamespaceInode)
+        unavailable("max_rss runs in a pid namespace of its own (a container's), and the kernel side knows "
+                    "processes by their pids in the host's: use --backend ptrace");
 }
 
 std::unique_ptr<BpfProgram> BpfProgram::load(Root root) {
     libbpf_set_print(libbpf_print);
-    require_btf();
+    require_host();
     auto impl = std::make_unique<Impl>();
     const int64_t started_ns = os::monotonic_ns();
     // The light object first (~30 ms); libbpf's skeleton (~110 ms) where the

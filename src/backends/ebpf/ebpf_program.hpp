@@ -59,9 +59,10 @@ public:
     // without one of the attach points. With Root::ForkedAfter nothing has
     // been started then; with Root::ForkedBefore the caller holds the root.
     static std::unique_ptr<BpfProgram> load(Root root = Root::ForkedAfter);
-    // The checks load() makes before anything else (BTF), for a caller that
-    // loads later, while the program already runs: throws as load() would.
-    static void require_btf();
+    // The checks load() makes before anything else (BTF; the initial pid
+    // namespace, whose pids are the ones the kernel side knows), for a caller
+    // that loads later, while the program already runs: throws as load() would.
+    static void require_host();
     ~BpfProgram();
     BpfProgram(const BpfProgram&) = delete;
     BpfProgram& operator=(const BpfProgram&) = delete;
