@@ -66,7 +66,8 @@ void child_report(int fd, Record kind, int err) {
     // for the program will include: a backend that trusts ru_maxrss must
     // know which part of it is not the program's (KiB, as the kernel has it).
     struct rusage self {};
-    if (::getrusage(RUSAGE_SELF, &self) == 0) child_report(report_fd, Record::PreExecMaxRss, static_cast<int>(self.ru_maxrss));
+    if (::syscall(SYS_getrusage, RUSAGE_SELF, &self) == 0)
+        child_report(report_fd, Record::PreExecMaxRss, static_cast<int>(self.ru_maxrss));
     // execvp's rules: try each PATH candidate; EACCES is remembered, ENOENT
     // and ENOTDIR move on, anything else stops; ENOEXEC runs /bin/sh FILE.
     int err = ENOENT;

@@ -328,20 +328,27 @@ std::optional<char> parse_stat_state(std::string_view text) {
     return state;
 }
 
-std::optional<uint64_t> parse_stat_start_ticks(std::string_view text) {
+std::optional<StatIdentity> parse_stat_identity(std::string_view text) {
     if (!parse_stat_state(text)) return std::nullopt;
-    // After ") ": the state is field 3; the start time, field 22, is 19 further.
+    // After ") " come the fields from 3 (the state) on, one space apart.
     std::string_view rest = text.substr(text.rfind(')') + 2);
-    for (int field = 3; field < 22; ++field) {
-        const size_t space = rest.find(' ');
-        if (space == std::string_view::npos) return std::nullopt;
-        rest.remove_prefix(space + 1);
-    }
-    uint64_t ticks = 0;
-    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), ticks);
-    if (ec != std::errc() || end == rest.data() || (end != rest.data() + rest.size() && *end != ' '))
-        return std::nullopt;
-    return ticks;
+    auto number_at = [&rest](int field) -> std::optional<uint64_t> {
+        std::string_view from = rest;
+        for (int i = 3; i < field; ++i) {
+            const size_t space = from.find(' ');
+            if (space == std::string_view::npos) return std::nullopt;
+            from.remove_prefix(space + 1);
+        }
+        uint64_t value = 0;
+        const auto [end, ec] = std::from_chars(from.data(), from.data() + from.size(), value);
+        if (ec != std::errc() || end == from.data() || (end != from.data() + from.size() && *end != ' ' && *end != '\n'))
+            return std::nullopt;
+        return value;
+    };
+    const auto ppid = number_at(4);
+    const auto start_ticks = number_at(22);
+    if (!ppid || !start_ticks) return std::nullopt;
+    return StatIdentity{static_cast<pid_t>(*ppid), *start_ticks};
 }
 
 std::optional<std::vector<pid_t>> read_task_ids(pid_t tgid) {
@@ -364,12 +371,12 @@ std::optional<char> read_stat_state(pid_t tid) {
     return state;
 }
 
-std::optional<uint64_t> read_stat_start_ticks(pid_t pid) {
+std::optional<StatIdentity> read_stat_identity(pid_t pid) {
     const auto text = read_proc(pid, "stat");
     if (!text) return std::nullopt;
-    const auto ticks = parse_stat_start_ticks(*text);
-    if (!ticks) errno = EINVAL;
-    return ticks;
+    const auto identity = parse_stat_identity(*text);
+    if (!identity) errno = EINVAL;
+    return identity;
 }
 
 bool exit_finished(pid_t tgid) {

@@ -456,8 +456,9 @@ TEST_CASE("backend option: sample does not count the copy of max_rss the program
     REQUIRE(sampled.exit_code == 0);
     const json lower = json::parse(sampled.out);
     CHECK(lower["peak"]["method"] == "lower-bound");
-    // A lower bound: never above the exact figure (0.25 MiB for run-to-run noise).
-    CHECK(lower["peak"]["tree_bytes"].get<double>() / MiB <= true_mib + 0.25);
+    // A lower bound: not above the exact figure, give or take two runs'
+    // readings of the kernel's approximate counters (1 MiB), far below the copy.
+    CHECK(lower["peak"]["tree_bytes"].get<double>() / MiB <= true_mib + 1);
     // The same when sampling is the fallback of a refused ptrace (under strace).
     REQUIRE(file_exists("/usr/bin/strace"));
     std::vector<std::string> strace_args{"/usr/bin/strace", "-f", "-o", "/dev/null", max_rss_bin()};
@@ -467,5 +468,5 @@ TEST_CASE("backend option: sample does not count the copy of max_rss the program
     REQUIRE(degraded.exit_code == 0);
     const json fallback = json::parse(degraded.out);
     CHECK(fallback["peak"]["method"] == "degraded-sampling");
-    CHECK(fallback["peak"]["tree_bytes"].get<double>() / MiB <= true_mib + 0.25);
+    CHECK(fallback["peak"]["tree_bytes"].get<double>() / MiB <= true_mib + 1);
 }

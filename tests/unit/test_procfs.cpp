@@ -190,34 +190,44 @@ TEST_CASE("parse_stat_state reads the state after the command, whatever the comm
     CHECK(procfs::parse_stat_state("7 () D 1 7 7 0") == 'D');
 }
 
-TEST_CASE("parse_stat_start_ticks reads field 22, whatever the command holds", "[procfs]") {
+TEST_CASE("parse_stat_identity reads fields 4 and 22, whatever the command holds", "[procfs]") {
     const std::string tail = " 26500 26500 1376 0 -1 4194304 126 0 0 0 0 0 0 0 20 0 1 0 80026 3133440 394 1844\n";
-    CHECK(procfs::parse_stat_start_ticks("26544 (cat) R" + tail) == 80026u);
-    CHECK(procfs::parse_stat_start_ticks("7 (evil) S 1 2 3 4 5 6 7 8 9 (x) R" + tail) == 80026u);
-    CHECK(procfs::parse_stat_start_ticks("1 (init) S 0 1 1 0 -1 4194560 9 0 0 0 0 0 0 0 20 0 1 0 7") == 7u);
-    // Cut short, or not a number where the start time is.
-    CHECK_FALSE(procfs::parse_stat_start_ticks("26544 (cat) R 26500 26500 1376 0 -1 4194304 126 0 0 0 0"));
-    CHECK_FALSE(procfs::parse_stat_start_ticks("1 (init) S 0 1 1 0 -1 4194560 9 0 0 0 0 0 0 0 20 0 1 0 x 1"));
-    CHECK_FALSE(procfs::parse_stat_start_ticks("1 (init) S 0 1 1 0 -1 4194560 9 0 0 0 0 0 0 0 20 0 1 0 "));
-    CHECK_FALSE(procfs::parse_stat_start_ticks("cat R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20"));
+    auto check = [](const std::string& text, pid_t ppid, uint64_t start_ticks) {
+        INFO(text);
+        const auto identity = procfs::parse_stat_identity(text);
+        REQUIRE(identity);
+        CHECK(identity->ppid == ppid);
+        CHECK(identity->start_ticks == start_ticks);
+    };
+    check("26544 (cat) R" + tail, 26500, 80026);
+    check("7 (evil) S 1 2 3 4 5 6 7 8 9 (x) R" + tail, 26500, 80026);
+    check("1 (init) S 0 1 1 0 -1 4194560 9 0 0 0 0 0 0 0 20 0 1 0 7", 0, 7);
+    check("1 (init) S 0 1 1 0 -1 4194560 9 0 0 0 0 0 0 0 20 0 1 0 7\n", 0, 7);
+    // Cut short, or not a number where the parent or the start time is.
+    CHECK_FALSE(procfs::parse_stat_identity("26544 (cat) R 26500 26500 1376 0 -1 4194304 126 0 0 0 0"));
+    CHECK_FALSE(procfs::parse_stat_identity("1 (init) S 0 1 1 0 -1 4194560 9 0 0 0 0 0 0 0 20 0 1 0 x 1"));
+    CHECK_FALSE(procfs::parse_stat_identity("1 (init) S 0 1 1 0 -1 4194560 9 0 0 0 0 0 0 0 20 0 1 0 "));
+    CHECK_FALSE(procfs::parse_stat_identity("1 (init) S x 1 1 0 -1 4194560 9 0 0 0 0 0 0 0 20 0 1 0 7"));
+    CHECK_FALSE(procfs::parse_stat_identity("cat R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20"));
 }
 
-TEST_CASE("read_stat_start_ticks: the same for a process all its life, none once it is gone", "[procfs]") {
+TEST_CASE("read_stat_identity: the same for a process all its life, none once it is gone", "[procfs]") {
     const pid_t child = ::fork();
     REQUIRE(child >= 0);
     if (child == 0) {
         ::pause();
         ::_exit(0);
     }
-    const auto first = procfs::read_stat_start_ticks(child);
-    CHECK(first.has_value());
-    CHECK(procfs::read_stat_start_ticks(child) == first);
-    const auto own = procfs::read_stat_start_ticks(::getpid());
+    const auto first = procfs::read_stat_identity(child);
+    REQUIRE(first.has_value());
+    CHECK(first->ppid == ::getpid());
+    CHECK(procfs::read_stat_identity(child)->start_ticks == first->start_ticks);
+    const auto own = procfs::read_stat_identity(::getpid());
     REQUIRE(own.has_value());
-    CHECK(*first >= *own);  // started after this test's process
+    CHECK(first->start_ticks >= own->start_ticks);  // started after this test's process
     ::kill(child, SIGKILL);
     ::waitpid(child, nullptr, 0);
-    CHECK_FALSE(procfs::read_stat_start_ticks(child).has_value());
+    CHECK_FALSE(procfs::read_stat_identity(child).has_value());
 }
 
 TEST_CASE("parse_stat_state rejects text that is not a stat line", "[procfs]") {

@@ -12,7 +12,8 @@ namespace max_rss::os {
 
 // Sends sig to pid if, once the pid is pinned (a pidfd: from then on it names
 // that one process, alive or not), still_ours() says it is the process meant.
-// True when sent. Without pidfds (Linux before 5.3) it checks, then kills.
+// True when sent. Where no pidfd can be had (Linux before 5.3, a seccomp
+// policy, no free descriptor) it checks, then kills.
 bool signal_if(pid_t pid, int sig, const std::function<bool()>& still_ours);
 
 }  // namespace max_rss::os

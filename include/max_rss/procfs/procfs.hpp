@@ -100,10 +100,15 @@ std::optional<uint64_t> parse_kb_value(std::string_view value);
 // first field after the command, which is in parentheses and may itself hold
 // ") " (the last ')' ends it). nullopt for text that is not a stat line.
 std::optional<char> parse_stat_state(std::string_view text);
-// The start time of /proc/<pid>/stat (field 22: clock ticks after boot),
-// which with the pid names one process for good: a pid alone may have been
-// reused. nullopt for text that is not a stat line.
-std::optional<uint64_t> parse_stat_start_ticks(std::string_view text);
+// A process's parent (field 4 of /proc/<pid>/stat) and start time (field
+// 22, clock ticks after boot): with the pid, the start time names one
+// process for good, where a pid alone may have been reused.
+struct StatIdentity {
+    pid_t ppid = 0;
+    uint64_t start_ticks = 0;
+};
+// nullopt for text that is not a stat line.
+std::optional<StatIdentity> parse_stat_identity(std::string_view text);
 
 // Copies the status and smaps figures into one breakdown (either may be absent).
 MemoryBreakdown make_breakdown(const std::optional<Status>& status,
@@ -143,9 +148,9 @@ std::optional<std::vector<pid_t>> read_task_ids(pid_t tgid);
 // Task tid's state letter (/proc/<tid>/stat); nullopt, with errno set when
 // the file could not be read (ENOENT, ESRCH: the task is gone).
 std::optional<char> read_stat_state(pid_t tid);
-// Process pid's start time (/proc/<pid>/stat); nullopt, with errno set when
-// the file could not be read (ENOENT, ESRCH: the process is gone).
-std::optional<uint64_t> read_stat_start_ticks(pid_t pid);
+// Process pid's parent and start time (/proc/<pid>/stat); nullopt, with
+// errno set when the file could not be read (ENOENT, ESRCH: it is gone).
+std::optional<StatIdentity> read_stat_identity(pid_t pid);
 // Whether thread group tgid is done exiting: gone, or every task of it a
 // zombie (Z, X), so that each has run all of its exit, its address space's
 // teardown included. False while any task of it is anything else (or its

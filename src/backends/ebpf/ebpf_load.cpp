@@ -14,7 +14,6 @@
 
 #include <malloc.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -249,12 +248,9 @@ void BpfProgram::require_host() {
     if (::access("/sys/kernel/btf/vmlinux", R_OK) != 0)
         unavailable("this kernel has no BTF (/sys/kernel/btf/vmlinux: " + std::string(std::strerror(errno)) +
                     "; it needs CONFIG_DEBUG_INFO_BTF): use --backend ptrace");
-    // The kernel side names processes by their pids in the initial pid
-    // namespace; in a container's own, max_rss knows them by others. The
-    // initial namespace's inode number is fixed (PROC_PID_INIT_INO).
-    constexpr ino_t kInitialPidNamespaceInode = 0xEFFFFFFCU;
-    struct stat ns {};
-    if (::stat("/proc/self/ns/pid", &ns) == 0 && ns.st_ino != kInitialPidNamespaceInode)
+    // In a container's own pid namespace max_rss knows processes by other
+    // pids than the kernel side does. (Unknown, without /proc: let it try.)
+    if (in_initial_pid_namespace() == false)
         unavailable("max_rss runs in a pid namespace of its own (a container's), and the kernel side knows "
                     "processes by their pids in the host's: use --backend ptrace");
 }

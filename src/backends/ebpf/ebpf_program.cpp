@@ -88,13 +88,17 @@ void BpfProgram::adopt(pid_t pid) {
         throw TracerError("ebpf: the kernel side did not find the program's address space to adopt");
 }
 
+std::optional<bool> in_initial_pid_namespace() {
+    constexpr ino_t kInitialPidNamespaceInode = 0xEFFFFFFCU;
+    struct stat ns {};
+    if (::stat("/proc/self/ns/pid", &ns) != 0) return std::nullopt;
+    return ns.st_ino == kInitialPidNamespaceInode;
+}
+
 void BpfProgram::read_from(pid_t tid) {
-    // The kernel side finds the reader by its pid in the initial namespace
-    // (PROC_PID_INIT_INO): elsewhere this tid could be another process's there.
-    if (tid != 0) {
-        struct stat ns {};
-        if (::stat("/proc/self/ns/pid", &ns) != 0 || ns.st_ino != 0xEFFFFFFCU) tid = 0;
-    }
+    // The kernel side finds the reader by its pid in the initial namespace:
+    // elsewhere this tid could be another process's there.
+    if (tid != 0 && in_initial_pid_namespace() != true) tid = 0;
     __atomic_store_n(impl_->globals.reader_tid, static_cast<__u32>(tid), __ATOMIC_SEQ_CST);
 }
 

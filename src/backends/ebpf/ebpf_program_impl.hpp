@@ -8,6 +8,7 @@
 #include "ebpf_program.hpp"
 #include "light_loader.h"
 
+#include <optional>
 #include <vector>
 
 struct bpf_link;     // libbpf's
@@ -20,6 +21,11 @@ namespace max_rss::ebpf {
 // (tracepoints of Linux >= 6.14), or hooks on the rmap (fentry, which a
 // kernel may refuse).
 enum class CowHooks { Anon, Rmap, None };
+
+// The kernel side knows tasks by their pids in the initial pid namespace.
+// Whether max_rss's own is that one (PROC_PID_INIT_INO, a fixed inode
+// number); nullopt when /proc/self/ns/pid cannot be read.
+std::optional<bool> in_initial_pid_namespace();
 
 // struct task_state of max_rss.bpf.c: a value of its tracked table.
 struct TaskState {

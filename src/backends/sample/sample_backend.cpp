@@ -58,7 +58,7 @@ private:
     bool ru_maxrss_is_its_own(pid_t pid, OptionalBytes ru_maxrss) const;
     // Each live process's start time, read when it was found: a pid whose
     // start time is another's now was reaped by its parent and reused.
-    void remember(pid_t pid);
+    bool found(pid_t child, pid_t parent);
     [[nodiscard]] bool still_there(pid_t pid) const;
     void signal(pid_t pid, int sig) const;
 
@@ -67,22 +67,42 @@ private:
     pid_t root_pid_ = 0;
     uint64_t root_pre_exec_max_rss_bytes_ = 0;  // the copy of max_rss the root was until its exec
     std::unordered_set<pid_t> parents_;  // processes seen with children of their own
-    std::unordered_map<pid_t, uint64_t> start_ticks_;
+    // nullopt: its /proc/PID/stat could not be read (hidepid, no free
+    // descriptor), so it is known by its pid alone.
+    std::unordered_map<pid_t, std::optional<uint64_t>> start_ticks_;
 };
 
-void SampleBackend::remember(pid_t pid) {
-    if (const auto ticks = procfs::read_stat_start_ticks(pid)) start_ticks_[pid] = *ticks;
+bool gone_error(int err) { return err == ENOENT || err == ESRCH; }
+
+// child was listed as parent's: taken into the tree if it is still
+// parent's child (its pid not reaped and reused, it not reparented since
+// the listing; the next sample looks again), with its start time.
+bool SampleBackend::found(pid_t child, pid_t parent) {
+    const auto identity = procfs::read_stat_identity(child);
+    if (!identity && gone_error(errno)) return false;
+    if (identity && identity->ppid != (parent == 0 ? ::getpid() : parent)) return false;
+    if (parent != 0) parents_.insert(parent);
+    context_->recorder.process_adopted(child, parent, true);
+    start_ticks_[child] = identity ? std::optional<uint64_t>(identity->start_ticks) : std::nullopt;
+    return true;
 }
 
+// The root is max_rss's child: its pid stays its own until max_rss reaps it.
 bool SampleBackend::still_there(pid_t pid) const {
     const auto known = start_ticks_.find(pid);
-    return known != start_ticks_.end() && procfs::read_stat_start_ticks(pid) == known->second;
+    if (pid != root_pid_ && known != start_ticks_.end() && known->second) {
+        const auto identity = procfs::read_stat_identity(pid);
+        if (identity) return identity->start_ticks == *known->second;
+        if (gone_error(errno)) return false;
+    }
+    return ::kill(pid, 0) == 0 || errno != ESRCH;
 }
 
 // A live process of the table may have ended since the last sample, and its
 // pid gone to an unrelated process: only the process found gets the signal.
 void SampleBackend::signal(pid_t pid, int sig) const {
-    os::signal_if(pid, sig, [&] { return still_there(pid); });
+    if (pid == root_pid_) ::kill(pid, sig);
+    else os::signal_if(pid, sig, [&] { return still_there(pid); });
 }
 
 // wait4's ru_maxrss is a process's own figure if it waited for no children
@@ -127,7 +147,6 @@ void SampleBackend::run(RunContext& context) {
     }
     root_pre_exec_max_rss_bytes_ = report.pre_exec_max_rss_bytes;
     recorder.root_started(root_pid_, true);
-    remember(root_pid_);
     Forwarder forwarder(recorder);
     forwarder.set_root(root_pid_);
     forwarder.set_sender([this](pid_t pid, int sig) { signal(pid, sig); });
@@ -176,11 +195,7 @@ void SampleBackend::poll() {
     for (const auto& [pid, live] : table.live_processes()) parents.push_back(pid);
     for (pid_t parent : parents) {
         for (pid_t child : proc_children(parent)) {
-            if (table.live(child)) continue;
-            const pid_t ppid = parent == ::getpid() ? 0 : parent;
-            if (ppid != 0) parents_.insert(ppid);
-            recorder.process_adopted(child, ppid, true);
-            remember(child);
+            if (!table.live(child)) found(child, parent == ::getpid() ? 0 : parent);
         }
     }
     // VmHWM is monotonic: reading it while a process lives catches every peak
