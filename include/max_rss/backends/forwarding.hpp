@@ -9,7 +9,6 @@
 #include <sys/types.h>
 
 #include <csignal>
-
 #include <cstdint>
 #include <functional>
 #include <optional>

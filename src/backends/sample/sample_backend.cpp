@@ -58,7 +58,7 @@ private:
     bool ru_maxrss_is_its_own(pid_t pid, OptionalBytes ru_maxrss) const;
     // Each live process's start time, read when it was found: a pid whose
     // start time is another's now was reaped by its parent and reused.
-    bool found(pid_t child, pid_t parent);
+    void found(pid_t child, pid_t parent);
     [[nodiscard]] bool still_there(pid_t pid) const;
     void signal(pid_t pid, int sig) const;
 
@@ -77,14 +77,13 @@ bool gone_error(int err) { return err == ENOENT || err == ESRCH; }
 // child was listed as parent's: taken into the tree if it is still
 // parent's child (its pid not reaped and reused, it not reparented since
 // the listing; the next sample looks again), with its start time.
-bool SampleBackend::found(pid_t child, pid_t parent) {
+void SampleBackend::found(pid_t child, pid_t parent) {
     const auto identity = procfs::read_stat_identity(child);
-    if (!identity && gone_error(errno)) return false;
-    if (identity && identity->ppid != (parent == 0 ? ::getpid() : parent)) return false;
+    if (!identity && gone_error(errno)) return;
+    if (identity && identity->ppid != (parent == 0 ? ::getpid() : parent)) return;
     if (parent != 0) parents_.insert(parent);
     context_->recorder.process_adopted(child, parent, true);
     start_ticks_[child] = identity ? std::optional<uint64_t>(identity->start_ticks) : std::nullopt;
-    return true;
 }
 
 // The root is max_rss's child: its pid stays its own until max_rss reaps it.
