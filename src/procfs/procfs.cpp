@@ -363,21 +363,19 @@ std::optional<std::vector<pid_t>> read_task_ids(pid_t tgid) {
     return ids;
 }
 
-std::optional<char> read_stat_state(pid_t tid) {
-    const auto text = read_proc(tid, "stat");
-    if (!text) return std::nullopt;
-    const auto state = parse_stat_state(*text);
-    if (!state) errno = EINVAL;
-    return state;
-}
-
-std::optional<StatIdentity> read_stat_identity(pid_t pid) {
+// /proc/<pid>/stat through parse; errno EINVAL when it does not parse.
+template <typename Parse>
+auto read_stat(pid_t pid, Parse parse) -> decltype(parse(std::string_view{})) {
     const auto text = read_proc(pid, "stat");
     if (!text) return std::nullopt;
-    const auto identity = parse_stat_identity(*text);
-    if (!identity) errno = EINVAL;
-    return identity;
+    const auto parsed = parse(*text);
+    if (!parsed) errno = EINVAL;
+    return parsed;
 }
+
+std::optional<char> read_stat_state(pid_t tid) { return read_stat(tid, parse_stat_state); }
+
+std::optional<StatIdentity> read_stat_identity(pid_t pid) { return read_stat(pid, parse_stat_identity); }
 
 bool exit_finished(pid_t tgid) {
     const auto tids = read_task_ids(tgid);

@@ -250,6 +250,32 @@ void check_sigkill_ends_tree(const std::vector<std::string>& options, const std:
 
 char process_state(pid_t pid) { return max_rss::procfs::read_stat_state(pid).value_or('?'); }
 
+pid_t fork_waiter() {
+    sigset_t term, old;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    ::sigprocmask(SIG_BLOCK, &term, &old);
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::pause();
+        ::_exit(0);
+    }
+    ::sigprocmask(SIG_SETMASK, &old, nullptr);
+    return child;
+}
+
+bool sigterm_pending(pid_t pid) {
+    const auto status = max_rss::procfs::read_status(pid);
+    REQUIRE(status);
+    REQUIRE(status->pending_signals);
+    return (*status->pending_signals & (uint64_t{1} << (SIGTERM - 1))) != 0;
+}
+
+void end_child(pid_t pid) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+}
+
 std::string read_text_file(const std::string& path) {
     std::ifstream in(path);
     std::stringstream ss;

@@ -85,6 +85,14 @@ std::vector<pid_t> descendants(pid_t pid);
 void check_sigkill_ends_tree(const std::vector<std::string>& options, const std::vector<std::string>& env = {});
 // The one-letter state of pid from /proc/<pid>/stat ('?' when gone).
 char process_state(pid_t pid);
+// A child of the test that waits (pause) until killed, born with SIGTERM
+// blocked: a SIGTERM sent to it stays pending (sigterm_pending), where the
+// test sees it, instead of racing the test to its end.
+pid_t fork_waiter();
+// Whether SIGTERM is pending for pid (/proc/<pid>/status SigPnd, ShdPnd).
+bool sigterm_pending(pid_t pid);
+// SIGKILLs and reaps a child of the test.
+void end_child(pid_t pid);
 
 std::string read_text_file(const std::string& path);
 std::string temp_path(const std::string& name);

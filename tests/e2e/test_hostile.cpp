@@ -484,32 +484,18 @@ TEST_CASE("hostile: --cgroup keeps the program inside max_rss's own memory limit
 
 namespace {
 
-// A child of this test that holds pid `wanted` (one that was just freed), by
+// A fork_waiter() that holds pid `wanted` (one that was just freed), by
 // asking the kernel for it (root: /proc/sys/kernel/ns_last_pid); -1 when
-// another process took it first, every try. It is born with SIGTERM blocked:
-// one sent to it stays pending, for the test to see.
+// another process took it first, every try.
 pid_t hold_pid(pid_t wanted) {
-    sigset_t term, old;
-    sigemptyset(&term);
-    sigaddset(&term, SIGTERM);
-    ::sigprocmask(SIG_BLOCK, &term, &old);
-    struct Restore {
-        sigset_t mask;
-        ~Restore() { ::sigprocmask(SIG_SETMASK, &mask, nullptr); }
-    } restore{old};
     for (int attempt = 0; attempt < 50; ++attempt) {
         if (::kill(wanted, 0) == 0) return -1;  // taken by someone else meanwhile
         std::ofstream last("/proc/sys/kernel/ns_last_pid");
         if (!(last << wanted - 1) || !last.flush()) return -1;
         last.close();
-        const pid_t holder = ::fork();
-        if (holder == 0) {
-            ::pause();
-            ::_exit(0);
-        }
+        const pid_t holder = fork_waiter();
         if (holder == wanted) return holder;
-        ::kill(holder, SIGKILL);
-        ::waitpid(holder, nullptr, 0);
+        end_child(holder);
     }
     return -1;
 }
@@ -553,12 +539,8 @@ TEST_CASE("hostile: sample: a pid reused after its process was reaped gets no si
         WARN("not checked: pid " << child << " was taken by another process before this test could take it");
     } else {
         // max_rss has exited: a SIGTERM it sent is pending in the stranger.
-        const auto status = max_rss::procfs::read_status(stranger);
-        REQUIRE(status);
-        REQUIRE(status->pending_signals);
-        CHECK((*status->pending_signals & (uint64_t{1} << (SIGTERM - 1))) == 0);
-        ::kill(stranger, SIGKILL);
-        ::waitpid(stranger, nullptr, 0);
+        CHECK_FALSE(sigterm_pending(stranger));
+        end_child(stranger);
     }
     const json r = json::parse(read_text_file(report));
     bool sampled = false;

@@ -3,11 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
-#include <csignal>
 #include <unistd.h>
 
 #include <fstream>
 #include <sstream>
+#include "../e2e/helpers.hpp"
 #include "units.hpp"
 
 using namespace max_rss;
@@ -212,12 +212,8 @@ TEST_CASE("parse_stat_identity reads fields 4 and 22, whatever the command holds
 }
 
 TEST_CASE("read_stat_identity: the same for a process all its life, none once it is gone", "[procfs]") {
-    const pid_t child = ::fork();
+    const pid_t child = max_rss::test::fork_waiter();
     REQUIRE(child >= 0);
-    if (child == 0) {
-        ::pause();
-        ::_exit(0);
-    }
     const auto first = procfs::read_stat_identity(child);
     REQUIRE(first.has_value());
     CHECK(first->ppid == ::getpid());
@@ -225,8 +221,7 @@ TEST_CASE("read_stat_identity: the same for a process all its life, none once it
     const auto own = procfs::read_stat_identity(::getpid());
     REQUIRE(own.has_value());
     CHECK(first->start_ticks >= own->start_ticks);  // started after this test's process
-    ::kill(child, SIGKILL);
-    ::waitpid(child, nullptr, 0);
+    max_rss::test::end_child(child);
     CHECK_FALSE(procfs::read_stat_identity(child).has_value());
 }
 
