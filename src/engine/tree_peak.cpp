@@ -70,7 +70,8 @@ TreePeak compute_tree_peak(const std::deque<Process>& processes, const SnapshotT
     peak.release_points_skipped = tally.release_points_skipped;
     // Snapshots miss no process's own peak only if they are exact: a
     // process's measured peak is a lower bound of the tree's in any case.
-    peak.tree_bytes = std::max(tally.best_bytes.value_or(0), peak.largest_process_bytes);
+    peak.tree_bytes =
+        std::max({tally.best_bytes.value_or(0), peak.largest_process_bytes, tally.reaped_max_rss_bytes});
     if (tally.processes_untracked) peak.inexact_reason = InexactReason::ProcessesUntracked;
     else if (!tally.release_points_reported || (!tally.best_bytes && !processes.empty()))
         peak.inexact_reason = InexactReason::NoReleasePoints;
@@ -90,8 +91,9 @@ TreePeak compute_tree_peak(const std::deque<Process>& processes, const SnapshotT
         return peak;
     }
     peak.method = PeakMethod::LowerBound;
-    // Processes never followed: nothing bounds what they held.
-    if (peak.inexact_reason == InexactReason::ProcessesUntracked) return peak;
+    // Processes never followed, or found only by sampling: nothing bounds
+    // what they held.
+    if (peak.inexact_reason == InexactReason::ProcessesUntracked || tally.processes_sampled) return peak;
     // Unmeasured release points: only the overlapping-high-water-marks sum
     // bounds what the tree held there. Unresolved families only: the largest
     // of their snapshots' upper bounds.

@@ -470,3 +470,24 @@ TEST_CASE("backend option: sample does not count the copy of max_rss the program
     CHECK(fallback["peak"]["method"] == "degraded-sampling");
     CHECK(fallback["peak"]["tree_bytes"].get<double>() / MiB <= true_mib + 1);
 }
+
+TEST_CASE("backend option: sample gives no upper bound it cannot know and counts what wait4 saw of a missed child",
+          "[cli][backend]") {
+    // Samples a second apart: the first child (touch 1, held 1.5 s) is seen,
+    // so the shell is known to wait for children; touch 100 then runs and
+    // ends between two samples, never seen. The high-water marks of what was
+    // seen were given as "at most" ~3 MiB for a tree that held 100 MiB, and as
+    // the peak; the shell's ru_maxrss, which covers the children it waited
+    // for, says 100.
+    const Output sampled = run_max_rss({"-q", "-o", "-", "--backend", "sample", "--interval", "1s", "--", "sh", "-c",
+                                        "\"$0\" 1 1500; \"$0\" 100; true", fixture("touch")});
+    REQUIRE(sampled.exit_code == 0);
+    const json report = json::parse(sampled.out);
+    CHECK(report["peak"]["method"] == "lower-bound");
+    CHECK(report["peak"]["upper_bound_bytes"].is_null());
+    // The child's own mark: 100 MiB touched plus its baseline (~1-2 MiB).
+    const double tree_mib = report["peak"]["tree_bytes"].get<double>() / MiB;
+    CHECK(tree_mib >= 100);
+    CHECK(tree_mib <= 100 + 8);
+    CHECK(sampled.err.find("at most") == std::string::npos);
+}

@@ -107,6 +107,12 @@ public:
     // The backend cannot report release points (no seccomp filter): the tree
     // peak can only be bounded.
     void release_points_unavailable() { tally_.release_points_reported = false; }
+    // The backend finds processes by sampling /proc (some may never be
+    // seen): the tree peak is a lower bound with nothing above it.
+    void processes_sampled() { tally_.processes_sampled = true; }
+    // A reaped process's ru_maxrss that is the program's (not a copy of
+    // max_rss): the tree peak is at least that.
+    void reaped_max_rss(uint64_t bytes) { tally_.reaped_max_rss_bytes = std::max(tally_.reaped_max_rss_bytes, bytes); }
     // Release points not measured so far (what they would have cost).
     [[nodiscard]] uint64_t release_points_skipped() const { return tally_.release_points_skipped; }
     // false: a fork family member may be inside a release call, so no

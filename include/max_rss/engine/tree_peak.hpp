@@ -24,6 +24,14 @@ struct SnapshotTally {
     uint64_t release_points_skipped = 0;  // release points not measured (cost)
     bool release_points_reported = true;  // false: the backend cannot see them
     bool processes_untracked = false;     // some processes were not followed at all
+    // Processes are found by sampling /proc: one that lived between two
+    // samples, or read once before its peak, is not in the records, so their
+    // high-water marks bound nothing from above.
+    bool processes_sampled = false;
+    // The largest wait4 ru_maxrss of a reaped process known to be the
+    // program's (one process's high-water mark, or one of its waited
+    // descendants'): the tree held at least that much at some moment.
+    uint64_t reaped_max_rss_bytes = 0;
     uint64_t exits_unseen = 0;            // processes whose memory went without their exit stop
     uint64_t falls_unseen = 0;            // images whose memory fell where no stop was (policy::fell_unseen)
 };

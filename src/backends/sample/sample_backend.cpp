@@ -56,6 +56,7 @@ public:
 private:
     void poll();
     bool ru_maxrss_is_its_own(pid_t pid, OptionalBytes ru_maxrss) const;
+    bool is_the_programs(pid_t pid, uint64_t ru_maxrss_bytes) const;
     // Each live process's start time, read when it was found: a pid whose
     // start time is another's now was reaped by its parent and reused.
     void found(pid_t child, pid_t parent);
@@ -109,7 +110,14 @@ void SampleBackend::signal(pid_t pid, int sig) const {
 // before its exec: only a figure above that copy's is the program's.
 bool SampleBackend::ru_maxrss_is_its_own(pid_t pid, OptionalBytes ru_maxrss) const {
     if (!ru_maxrss || parents_.count(pid)) return false;
-    return pid != root_pid_ || policy::rose_after(*ru_maxrss, root_pre_exec_max_rss_bytes_);
+    return is_the_programs(pid, *ru_maxrss);
+}
+
+// Whoever's it is (the process's own or a waited descendant's), a process's
+// ru_maxrss is one moment of the tree's memory, but for the root's copy of
+// max_rss before its exec.
+bool SampleBackend::is_the_programs(pid_t pid, uint64_t ru_maxrss_bytes) const {
+    return pid != root_pid_ || policy::rose_after(ru_maxrss_bytes, root_pre_exec_max_rss_bytes_);
 }
 
 // Sampling needs a period even when snapshots were turned off (--interval 0).
@@ -120,6 +128,7 @@ void SampleBackend::run(RunContext& context) {
     Recorder& recorder = context.recorder;
     recorder.set_backend(BackendKind::Sample);
     recorder.release_points_unavailable();  // it stops nobody: snapshots are samples
+    recorder.processes_sampled();
     if (!launched_) {
         os::LaunchSpec spec;
         spec.argv = context.argv;
@@ -171,6 +180,7 @@ void SampleBackend::run(RunContext& context) {
         // Sampling misses a process's last moments; wait4's figure covers them.
         const OptionalBytes ru_maxrss = ru_maxrss_bytes(w.usage);
         recorder.task_reaped(w.pid, w.status.exit_status(), ru_maxrss, ru_maxrss_is_its_own(w.pid, ru_maxrss));
+        if (ru_maxrss && is_the_programs(w.pid, *ru_maxrss)) recorder.reaped_max_rss(*ru_maxrss);
         start_ticks_.erase(w.pid);
     }
 }
