@@ -348,7 +348,10 @@ std::optional<StatIdentity> parse_stat_identity(std::string_view text) {
     const auto ppid = number_at(4);
     const auto start_ticks = number_at(22);
     if (!ppid || !start_ticks) return std::nullopt;
-    return StatIdentity{static_cast<pid_t>(*ppid), *start_ticks};
+    StatIdentity identity{static_cast<pid_t>(*ppid), *start_ticks, {}};
+    const auto start_code = number_at(26), end_code = number_at(27), start_stack = number_at(28);
+    if (start_code && end_code && start_stack) identity.layout = {*start_code, *end_code, *start_stack};
+    return identity;
 }
 
 std::optional<std::vector<pid_t>> read_task_ids(pid_t tgid) {

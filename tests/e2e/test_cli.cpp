@@ -471,6 +471,29 @@ TEST_CASE("backend option: sample does not count the copy of max_rss the program
     CHECK(fallback["peak"]["tree_bytes"].get<double>() / MiB <= true_mib + 1);
 }
 
+TEST_CASE("backend option: sample sees a process exec and measures the new image as its own", "[cli][backend]") {
+    // The shell execs touch after 0.3 s; touch holds 40 MiB for 2 s, many
+    // samples. The exec was never seen: touch's 40 MiB went to the shell's
+    // image, and the report named sh as what the process ran.
+    const Output sampled = run_max_rss({"-q", "-o", "-", "--backend", "sample", "--interval", "20ms", "--", "sh", "-c",
+                                        "sleep 0.3; exec \"$0\" 40 2000", fixture("touch")});
+    REQUIRE(sampled.exit_code == 0);
+    const json report = json::parse(sampled.out);
+    REQUIRE(report["processes"].size() >= 1);
+    const json& root = report["processes"][0];
+    REQUIRE(root["images"].size() == 2);
+    const json& shell = root["images"][0];
+    const json& touch = root["images"][1];
+    CHECK(shell["argv"][0] == "sh");
+    CHECK(touch["argv"][0] == fixture("touch"));
+    CHECK(touch["argv"][1] == "40");
+    // touch's own figure: 40 MiB and its baseline; the shell's, a few MiB.
+    CHECK(touch["peak_rss_bytes"].get<double>() / MiB >= 40);
+    CHECK(touch["peak_rss_bytes"].get<double>() / MiB <= 40 + 8);
+    CHECK(shell["peak_rss_bytes"].get<double>() / MiB < 8);
+    CHECK(shell["end_seconds"].get<double>() == touch["start_seconds"].get<double>());
+}
+
 TEST_CASE("backend option: sample gives no upper bound it cannot know and counts what wait4 saw of a missed child",
           "[cli][backend]") {
     // Samples a second apart: the first child (touch 1, held 1.5 s) is seen,

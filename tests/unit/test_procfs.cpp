@@ -2,9 +2,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <fstream>
 #include <sstream>
 #include "../e2e/helpers.hpp"
@@ -223,6 +225,66 @@ TEST_CASE("read_stat_identity: the same for a process all its life, none once it
     CHECK(first->start_ticks >= own->start_ticks);  // started after this test's process
     max_rss::test::end_child(child);
     CHECK_FALSE(procfs::read_stat_identity(child).has_value());
+}
+
+TEST_CASE("parse_stat_identity reads the image's layout (fields 26-28) where the line has it", "[procfs]") {
+    // A real line of `sleep 100` (Linux 6.18), its command holding ") ".
+    const std::string line =
+        "4242 (a) b) S 4200 4242 4200 34816 4242 4194304 95 0 0 0 0 0 0 0 20 0 1 0 123456 5734400 256 "
+        "18446744073709551615 94813367951360 94813367966817 140727224216432 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 "
+        "94813367979856 94813367981200 94813383077888 140727224220393 140727224220403 140727224220403 "
+        "140727224225769 0\n";
+    const auto identity = procfs::parse_stat_identity(line);
+    REQUIRE(identity);
+    CHECK(identity->ppid == 4200);
+    CHECK(identity->start_ticks == 123456);
+    CHECK(identity->layout.known());
+    CHECK(identity->layout.start_code == 94813367951360ULL);
+    CHECK(identity->layout.end_code == 94813367966817ULL);
+    CHECK(identity->layout.start_stack == 140727224216432ULL);
+    // Cut short before field 28: the identity stands, the layout is unknown.
+    const auto short_line = procfs::parse_stat_identity(line.substr(0, line.find(" 140727224216432")));
+    REQUIRE(short_line);
+    CHECK(short_line->start_ticks == 123456);
+    CHECK_FALSE(short_line->layout.known());
+}
+
+TEST_CASE("read_stat_identity: a fork has its creator's layout, an exec another", "[procfs]") {
+    // go: the child execs when it reads a byte. execed: close-on-exec, its
+    // end in the child closes at the exec, so EOF here says the exec is done.
+    int go[2], execed[2];
+    REQUIRE(::pipe(go) == 0);
+    REQUIRE(::pipe2(execed, O_CLOEXEC) == 0);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        ::close(go[1]);
+        ::close(execed[0]);
+        char byte = 0;
+        if (::read(go[0], &byte, 1) == 1) ::execl("/bin/sleep", "sleep", "60", static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ::close(go[0]);
+    ::close(execed[1]);
+    const auto own = procfs::read_stat_identity(::getpid());
+    REQUIRE(own);
+    REQUIRE(own->layout.known());
+    const auto forked = procfs::read_stat_identity(child);
+    REQUIRE(forked);
+    CHECK(forked->layout == own->layout);
+    const char byte = 1;
+    REQUIRE(::write(go[1], &byte, 1) == 1);
+    char none = 0;
+    CHECK(::read(execed[0], &none, 1) == 0);  // EOF: the exec is done
+    const auto after = procfs::read_stat_identity(child);
+    REQUIRE(after);
+    CHECK(after->layout.known());
+    CHECK_FALSE(after->layout == own->layout);
+    CHECK(after->start_ticks == forked->start_ticks);  // the same process
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    ::close(go[1]);
+    ::close(execed[0]);
 }
 
 TEST_CASE("parse_stat_state rejects text that is not a stat line", "[procfs]") {

@@ -1,10 +1,11 @@
 // The sample backend: no ptrace. The tree is found in /proc at every tick,
 // each live process's VmHWM is read (it holds every peak reached so far,
 // however short), wait4 reports the processes max_rss may wait for (its child
-// and, as a child subreaper, the orphans). What it cannot see: processes that
+// and, as a child subreaper, the orphans). An exec is seen at the next tick,
+// by the image's layout in /proc/PID/stat. What it cannot see: processes that
 // live less than a tick, the last moments of a process that has children, the
-// images an exec replaced. Used when ptrace is refused (degraded) or chosen
-// with --backend sample.
+// images an exec replaced within a tick. Used when ptrace is refused
+// (degraded) or chosen with --backend sample.
 #include <max_rss/backends/backend.hpp>
 #include <max_rss/backends/forwarding.hpp>
 #include <max_rss/engine/policy.hpp>
@@ -55,11 +56,15 @@ public:
 
 private:
     void poll();
+    // What one read of a live process's /proc/PID/stat says of it.
+    enum class Look { Same, Gone, Execed };
+    Look look(pid_t pid);
     bool ru_maxrss_is_its_own(pid_t pid, OptionalBytes ru_maxrss) const;
     bool is_the_programs(pid_t pid, uint64_t ru_maxrss_bytes) const;
     // Each live process's start time, read when it was found: a pid whose
     // start time is another's now was reaped by its parent and reused.
     void found(pid_t child, pid_t parent);
+    void root_found();
     [[nodiscard]] bool still_there(pid_t pid) const;
     void signal(pid_t pid, int sig) const;
 
@@ -68,9 +73,14 @@ private:
     pid_t root_pid_ = 0;
     uint64_t root_pre_exec_max_rss_bytes_ = 0;  // the copy of max_rss the root was until its exec
     std::unordered_set<pid_t> parents_;  // processes seen with children of their own
-    // nullopt: its /proc/PID/stat could not be read (hidepid, no free
-    // descriptor), so it is known by its pid alone.
-    std::unordered_map<pid_t, std::optional<uint64_t>> start_ticks_;
+    struct Known {
+        // nullopt: its /proc/PID/stat could not be read (hidepid, no free
+        // descriptor), so it is known by its pid alone; and the root's, whose
+        // pid stays its own until max_rss reaps it.
+        std::optional<uint64_t> start_ticks;
+        procfs::ImageLayout layout;  // when last read: another one means an exec
+    };
+    std::unordered_map<pid_t, Known> known_;
 };
 
 bool gone_error(int err) { return err == ENOENT || err == ESRCH; }
@@ -84,15 +94,34 @@ void SampleBackend::found(pid_t child, pid_t parent) {
     if (identity && identity->ppid != (parent == 0 ? ::getpid() : parent)) return;
     if (parent != 0) parents_.insert(parent);
     context_->recorder.process_adopted(child, parent, true);
-    start_ticks_[child] = identity ? std::optional<uint64_t>(identity->start_ticks) : std::nullopt;
+    known_[child] = identity ? Known{identity->start_ticks, identity->layout} : Known{};
+}
+
+void SampleBackend::root_found() {
+    const auto identity = procfs::read_stat_identity(root_pid_);
+    known_[root_pid_] = Known{std::nullopt, identity ? identity->layout : procfs::ImageLayout{}};
+}
+
+SampleBackend::Look SampleBackend::look(pid_t pid) {
+    Known& known = known_[pid];
+    const auto identity = procfs::read_stat_identity(pid);
+    if (!identity) {
+        if (known.start_ticks && gone_error(errno)) return Look::Gone;
+        return ::kill(pid, 0) == 0 || errno != ESRCH ? Look::Same : Look::Gone;
+    }
+    if (known.start_ticks && identity->start_ticks != *known.start_ticks) return Look::Gone;
+    if (!identity->layout.known()) return Look::Same;  // a zombie, or not max_rss's to read
+    const bool execed = known.layout.known() && identity->layout != known.layout;
+    known.layout = identity->layout;
+    return execed ? Look::Execed : Look::Same;
 }
 
 // The root is max_rss's child: its pid stays its own until max_rss reaps it.
 bool SampleBackend::still_there(pid_t pid) const {
-    const auto known = start_ticks_.find(pid);
-    if (pid != root_pid_ && known != start_ticks_.end() && known->second) {
+    const auto known = known_.find(pid);
+    if (known != known_.end() && known->second.start_ticks) {
         const auto identity = procfs::read_stat_identity(pid);
-        if (identity) return identity->start_ticks == *known->second;
+        if (identity) return identity->start_ticks == *known->second.start_ticks;
         if (gone_error(errno)) return false;
     }
     return ::kill(pid, 0) == 0 || errno != ESRCH;
@@ -155,6 +184,7 @@ void SampleBackend::run(RunContext& context) {
     }
     root_pre_exec_max_rss_bytes_ = report.pre_exec_max_rss_bytes;
     recorder.root_started(root_pid_, true);
+    root_found();
     Forwarder forwarder(recorder);
     forwarder.set_root(root_pid_);
     forwarder.set_sender([this](pid_t pid, int sig) { signal(pid, sig); });
@@ -181,7 +211,7 @@ void SampleBackend::run(RunContext& context) {
         const OptionalBytes ru_maxrss = ru_maxrss_bytes(w.usage);
         recorder.task_reaped(w.pid, w.status.exit_status(), ru_maxrss, ru_maxrss_is_its_own(w.pid, ru_maxrss));
         if (ru_maxrss && is_the_programs(w.pid, *ru_maxrss)) recorder.reaped_max_rss(*ru_maxrss);
-        start_ticks_.erase(w.pid);
+        known_.erase(w.pid);
     }
 }
 
@@ -191,13 +221,19 @@ void SampleBackend::poll() {
     // A process that is no longer there was reaped by its own parent: it
     // ended (status unknown). Its pid may be another's now, whose children
     // are not the tree's: this comes before they are looked for.
-    std::vector<pid_t> gone;
-    for (const auto& [pid, live] : table.live_processes())
-        if (!still_there(pid)) gone.push_back(pid);
+    // One that exec'd since runs a new image from now on (what it ran in
+    // between is missed).
+    std::vector<pid_t> gone, execed;
+    for (const auto& [pid, live] : table.live_processes()) {
+        const Look seen = look(pid);
+        if (seen == Look::Gone) gone.push_back(pid);
+        else if (seen == Look::Execed) execed.push_back(pid);
+    }
     for (pid_t pid : gone) {
         recorder.task_reaped(pid, ExitStatus{}, std::nullopt);
-        start_ticks_.erase(pid);
+        known_.erase(pid);
     }
+    for (pid_t pid : execed) recorder.exec_done(pid, 0);
     // Discover: the children of every live process, and our own (orphans
     // reparent to us, the subreaper).
     std::vector<pid_t> parents{::getpid()};
