@@ -192,11 +192,13 @@ Action add_compare_command(CLI::App& app, const std::optional<std::vector<std::s
         }
         const std::string table = format_compare_table(result);
         FILE* table_stream = output_on_stdout ? stderr : stdout;
+        // A table that cannot be written (a closed pipe, a full disk) is an
+        // output lost like the others: the verdict still decides the code.
+        bool output_lost = false;
         if (std::fwrite(table.data(), 1, table.size(), table_stream) != table.size() || std::fflush(table_stream) != 0) {
             std::fprintf(stderr, "max_rss: compare: cannot write the table: %s\n", std::strerror(errno));
-            return exit_code::internal_error;
+            output_lost = true;
         }
-        bool output_lost = false;
         for (CompareOutput& output : outputs) {
             try {
                 output.target.write(output.format(result));

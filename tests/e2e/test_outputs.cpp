@@ -166,6 +166,24 @@ TEST_CASE("outputs: a full device fails with ENOSPC in one line; the other outpu
         CHECK(lines_of(read_text_file(dir / "out.csv")).size() == 3);  // header + 2 commands
         CHECK(file_type(dir / "full") == S_IFCHR);
     }
+    SECTION("compare: the table on a full disk is an output lost; the verdict still decides") {
+        // The table went to stdout; a failed write made compare exit 125, as
+        // if max_rss itself had failed, whatever the verdict.
+        REQUIRE(run_max_rss({"-q", "-o", dir / "small.json", "--", "/bin/true"}).exit_code == 0);
+        REQUIRE(run_max_rss({"-q", "-o", dir / "big.json", "--", fixture("touch"), "50"}).exit_code == 0);
+        const std::string full = dir / "full";
+        const auto stdout_full = [&full](int, int) {
+            const int fd = ::open(full.c_str(), O_WRONLY);
+            if (fd >= 0) ::dup2(fd, 1);
+        };
+        const std::string line = "max_rss: compare: cannot write the table: No space left on device\n";
+        const Output same = run_max_rss_with({"compare", dir / "small.json", dir / "small.json"}, stdout_full);
+        CHECK(same.exit_code == 4);
+        CHECK(same.err == line);
+        const Output grew = run_max_rss_with({"compare", dir / "small.json", dir / "big.json"}, stdout_full);
+        CHECK(grew.exit_code == 1);
+        CHECK(grew.err == line);
+    }
 }
 
 TEST_CASE("outputs: a FIFO gets the report through it and stays a FIFO", "[outputs]") {
