@@ -10,6 +10,7 @@
 #include <max_rss/report/bench_console.hpp>
 #include <max_rss/report/compare.hpp>
 #include <max_rss/report/export.hpp>
+#include <max_rss/report/labels.hpp>
 #include <max_rss/report/words.hpp>
 
 #include <CLI/CLI.hpp>
@@ -133,7 +134,7 @@ int run_bench(Plan& plan) {
                                     [&console](const BenchProgress& progress) { console.progress(progress); });
         } catch (const BenchAborted& e) {
             console.clear_progress();
-            std::fprintf(stderr, "max_rss: bench: %s\n", e.what());
+            std::fprintf(stderr, "max_rss: bench: %s\n", one_line(e.what()).c_str());  // it may quote a command
             // What finished is not lost: stdout, a FIFO or a device gets its
             // one write now (files have it already).
             if (!report.results.empty()) write_exports(plan, report, console, true, false);

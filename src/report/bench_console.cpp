@@ -1,5 +1,6 @@
 // The human output of `max_rss bench`, as strings.
 #include <max_rss/report/bench_console.hpp>
+#include <max_rss/report/labels.hpp>
 
 #include <max_rss/util/size.hpp>
 #include <max_rss/bench/stats.hpp>
@@ -63,7 +64,7 @@ OutputStyle resolve_style(BenchStyle style, bool stderr_is_terminal, bool no_col
 }
 
 std::string format_bench_header(size_t number, const BenchResult& result, bool color) {
-    return fmt::format("{} {}\n", paint(fmt::format("Benchmark {}:", number), kBold, color), display_name(result));
+    return fmt::format("{} {}\n", paint(fmt::format("Benchmark {}:", number), kBold, color), one_line(display_name(result)));
 }
 
 std::string format_bench_statistics(const BenchResult& result, bool color) {
@@ -118,7 +119,7 @@ std::string format_bench_warnings(const BenchResult& result, unsigned failed_run
 std::string format_bench_summary(std::span<const BenchResult> results, BenchSort sort, bool color) {
     if (results.size() < 2) return {};
     const auto [peaks, reference] = summarize_peaks(results);
-    const std::string reference_name = paint(display_name(results[reference]), kCyan, color);
+    const std::string reference_name = paint(one_line(display_name(results[reference])), kCyan, color);
 
     std::string out = paint("Summary", kBold, color) + "\n";
     if (peaks[reference].mean == 0) {
@@ -132,7 +133,7 @@ std::string format_bench_summary(std::span<const BenchResult> results, BenchSort
         const bool less = r->value < 1 && r->value > 0;
         const double value = less ? 1 / r->value : r->value;
         const double stddev = less ? r->stddev / (r->value * r->value) : r->stddev;
-        out += fmt::format("  {} used {} ± {} times {} memory than {}\n", paint(display_name(results[i]), kCyan, color),
+        out += fmt::format("  {} used {} ± {} times {} memory than {}\n", paint(one_line(display_name(results[i])), kCyan, color),
                            paint(fmt::format("{:.2f}", value), kBoldGreen, color),
                            paint(fmt::format("{:.2f}", stddev), kGreen, color), less ? "less" : "more",
                            reference_name);
@@ -171,7 +172,7 @@ std::string format_budget_violations(std::span<const BenchResult> results) {
         const uint64_t budget_bytes = *result.budget_bytes;
         const double median = summarize_peak_bytes(result).median;
         if (median <= static_cast<double>(budget_bytes)) continue;
-        out += fmt::format("max_rss: over budget: {}: median peak {} exceeds --budget {}\n", display_name(result),
+        out += fmt::format("max_rss: over budget: {}: median peak {} exceeds --budget {}\n", one_line(display_name(result)),
                            format_bytes(static_cast<uint64_t>(std::llround(median))), format_bytes(budget_bytes));
     }
     return out;

@@ -22,8 +22,8 @@ std::string short_path(const std::string& arg) {
     return "…/" + arg.substr(slash + 1);
 }
 
-// Runs of white space (a script's newlines) become one space, other control
-// characters '?'.
+}  // namespace
+
 std::string one_line(std::string_view text) {
     std::string line;
     for (char c : text) {
@@ -36,8 +36,6 @@ std::string one_line(std::string_view text) {
     }
     return line;
 }
-
-}  // namespace
 
 const Program* main_program(const Process& process) {
     const Image* best = nullptr;

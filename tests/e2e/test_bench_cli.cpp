@@ -104,6 +104,24 @@ TEST_CASE("bench: exports to stdout, the human summary stays on stderr", "[bench
     CHECK(json::parse(quiet.out)["results"].size() == 1);
 }
 
+TEST_CASE("bench: a command's control characters never reach the terminal", "[bench]") {
+    // "Benchmark 1:", the summary and a failure's line printed the command
+    // as given: an ESC in it was an escape sequence sent to the terminal.
+    const std::string colored = "true \x1b[31mred";
+    const std::string failing = "false \x1b[1mbold\x07";
+    const Output out = run_max_rss({"bench", "-r", "1", "--style", "basic", colored, "true"});
+    INFO(out.err);
+    CHECK(out.exit_code == 0);
+    CHECK(out.err.find('\x1b') == std::string::npos);
+    CHECK(out.err.find("Benchmark 1: true ?[31mred") != std::string::npos);
+    CHECK(out.err.find("true ?[31mred used") != std::string::npos);
+    const Output failed = run_max_rss({"bench", "-r", "1", "--style", "basic", failing});
+    CHECK(failed.exit_code == 1);
+    CHECK(failed.err.find('\x1b') == std::string::npos);
+    CHECK(failed.err.find('\x07') == std::string::npos);
+    CHECK(failed.err.find("max_rss: bench: 'false ?[1mbold?' exited with code 1") != std::string::npos);
+}
+
 TEST_CASE("bench: --show-output with an export to stdout says the two are mixed", "[bench]") {
     const Output out = run_max_rss({"bench", "-r", "1", "--style", "none", "--show-output", "--export-json", "-",
                                     "echo hello"});

@@ -22,6 +22,10 @@ const Program* main_program(const Process& process);
 // included, become one space; other control characters '?'); exe when argv
 // is empty, "?" when there is neither.
 std::string command_line(const Program* program);
+// text fit for one line of a terminal: runs of white space (a script's
+// newlines) become one space, other control characters '?' (so a command
+// line cannot send escape sequences to the terminal).
+std::string one_line(std::string_view text);
 // Only the name: the basename of argv[0] (or exe, or "?").
 std::string program_name(const Program* program);
 
