@@ -59,6 +59,24 @@ int report_usage_error(std::string_view subcommand, std::string_view message, bo
             message = {};
         }
     }
+    // "--output: At Most 1 required but received 2", "--backend: 1 required
+    // TEXT:NAME missing": what CLI11 says of an option given twice or without
+    // its value.
+    if (const size_t colon = message.find(": "); colon != std::string_view::npos && message.substr(0, 1) == "-") {
+        const std::string_view option = message.substr(0, colon), said = message.substr(colon + 2);
+        constexpr std::string_view twice = "At Most 1 required but received ", needs = "1 required ", missing = " missing";
+        if (said.substr(0, twice.size()) == twice) {
+            line += fmt::format("{}: given {} times (give it once)", option, said.substr(twice.size()));
+            message = {};
+        } else if (said.substr(0, needs.size()) == needs && said.size() > needs.size() + missing.size() &&
+                   said.substr(said.size() - missing.size()) == missing) {
+            const std::string_view type = said.substr(needs.size(), said.size() - needs.size() - missing.size());
+            const size_t name = type.find(':');
+            line += name == std::string_view::npos ? fmt::format("{}: a value is missing", option)
+                                                   : fmt::format("{}: its {} is missing", option, type.substr(name + 1));
+            message = {};
+        }
+    }
     line += message;
     if (show_help)
         line += fmt::format(" (see 'max_rss{}{} --help')", subcommand.empty() ? "" : " ", subcommand);

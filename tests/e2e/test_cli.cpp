@@ -421,6 +421,22 @@ TEST_CASE("usage: errors point at the help of their own subcommand", "[cli][usag
           "max_rss: bench: --runs: '0' is not a whole number from 1 to 1000000\n");
 }
 
+TEST_CASE("usage: an option given twice or without its value is said in plain words", "[cli][usage]") {
+    // CLI11's own words were "At Most 1 required but received 2" and "1
+    // required TEXT:DURATION missing".
+    const Output twice = run_max_rss({"-o", "a.json", "-o", "b.json", "--", "true"});
+    CHECK(twice.exit_code == 2);
+    CHECK(twice.err == "max_rss: --output: given 2 times (give it once) (see 'max_rss --help')\n");
+    const Output no_value = run_max_rss({"--interval"});
+    CHECK(no_value.exit_code == 2);
+    CHECK(no_value.err == "max_rss: --interval: its DURATION is missing (see 'max_rss --help')\n");
+    CHECK(run_max_rss({"-o"}).err == "max_rss: --output: a value is missing (see 'max_rss --help')\n");
+    CHECK(run_max_rss({"bench", "-r", "1", "-r", "2", "true"}).err ==
+          "max_rss: bench: --runs: given 2 times (give it once) (see 'max_rss bench --help')\n");
+    CHECK(run_max_rss({"compare", "--threshold"}).err ==
+          "max_rss: compare: --threshold: its PCT is missing (see 'max_rss compare --help')\n");
+}
+
 TEST_CASE("backend option: sample measures without ptrace, says so, and is not degraded", "[cli][backend]") {
     const Output out = run_max_rss({"-q", "--backend", "sample", "-o", "-", "--", fixture("touch"), "100", "200"});
     CHECK(out.exit_code == 0);
