@@ -27,7 +27,6 @@ namespace {
     throw std::runtime_error(fmt::format("cannot {} export file '{}': {}", action, path, std::strerror(error)));
 }
 
-
 // A minimal output buffer over a file descriptor, so large exports are written
 // in 16 KiB pieces instead of being built whole in memory first (a bigger
 // buffer is only more of max_rss's own memory, on its stack).
@@ -203,6 +202,11 @@ ExportTarget::ExportTarget(std::string path) : path_(std::move(path)) {
                 std::string name;
                 probe = open_named_temp(name);
                 if (probe >= 0) ::unlink(name.c_str());
+            }
+            if (probe < 0 && exists_) {
+                // The file is there: what fails is the new one beside it.
+                throw std::runtime_error(fmt::format("cannot replace export file '{}': no file can be made in {}: {}",
+                                                     path_, directory, std::strerror(errno)));
             }
             if (probe < 0) fail("create", path_, errno);
             ::close(probe);

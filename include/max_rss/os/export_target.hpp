@@ -46,6 +46,7 @@ public:
     // probed with an O_TMPFILE open (access(2) where there is no O_TMPFILE),
     // anything else with access(W_OK). Throws std::runtime_error, one line:
     //   cannot create export file 'PATH': <strerror>
+    //   cannot replace export file 'PATH': no file can be made in DIR: <strerror>
     //   cannot write export to stdout: Bad file descriptor   ("-" while stdout was closed)
     explicit ExportTarget(std::string path);
 
