@@ -37,13 +37,9 @@ std::atomic<int> g_interruption{0};
 std::atomic<int> g_unforwarded{0};
 std::atomic<pid_t> g_unmeasured_child{0};
 
-// An unmeasured program runs in a process group of its own (run_unmeasured),
-// so a termination signal reaches what it started in the background too:
-// with only the program asked to stop, `sh -c 'server & ...'` left the
-// server running after bench had ended.
 void note_interruption(int sig) {
     g_interruption.store(sig);
-    if (const pid_t child = g_unmeasured_child.load(); child > 0) ::kill(-child, sig);
+    if (const pid_t child = g_unmeasured_child.load(); child > 0) ::kill(child, sig);
     else g_unforwarded.store(sig);
 }
 
@@ -215,8 +211,7 @@ ExitStatus TracingExecutor::run_unmeasured(const std::vector<std::string>& argv)
     posix_spawnattr_t attributes;
     posix_spawnattr_init(&attributes);
     posix_spawnattr_setsigmask(&attributes, &before);
-    posix_spawnattr_setpgroup(&attributes, 0);  // its own group: see note_interruption
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
     pid_t pid = 0;
     const int error = ::posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
     posix_spawnattr_destroy(&attributes);
@@ -232,7 +227,7 @@ ExitStatus TracingExecutor::run_unmeasured(const std::vector<std::string>& argv)
     // the spawn is passed on first, then those that came during it (in
     // signal-number order: the kernel delivers blocked ones so).
     g_unmeasured_child.store(pid);
-    if (const int sig = g_unforwarded.exchange(0); sig > 0) ::kill(-pid, sig);  // a termination signal
+    if (const int sig = g_unforwarded.exchange(0); sig > 0) ::kill(pid, sig);
     ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
     int status = 0;
     int wait_error = 0;

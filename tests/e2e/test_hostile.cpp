@@ -19,7 +19,6 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -397,30 +396,6 @@ TEST_CASE("hostile: SIGUSR1 sent to bench between measured runs is passed on and
     CHECK(read_text_file(o).find("SIGINT 0\nSIGUSR1 1\n") != std::string::npos);
     CHECK(read_text_file(e).find("max_rss: bench: interrupted by SIGTERM") != std::string::npos);
     for (const auto& p : {o, e, ready}) std::remove(p.c_str());
-}
-
-TEST_CASE("hostile: SIGTERM to bench also stops what a prepare command started in the background",
-          "[hostile][bench][signals]") {
-    // The prepare command is a shell that starts count_signals in the
-    // background and waits. Bench passed SIGTERM to the shell alone: the shell
-    // died and count_signals ran on, an orphan, after bench had exited.
-    const std::string o = temp_path("bench_bg.out"), e = temp_path("bench_bg.err"),
-                      ready = temp_path("bench_bg.ready"), pid_file = temp_path("bench_bg.pid");
-    for (const auto& p : {ready, pid_file}) std::remove(p.c_str());
-    const std::string prepare = fixture("count_signals") + " & echo $! > " + pid_file + "; wait";
-    const pid_t pid = spawn_max_rss({"bench", "--runs", "1", "--show-output", "--prepare", prepare, "true"}, o, e,
-                                    {"FX_READY_FILE=" + ready});
-    REQUIRE(wait_for_line(ready, "ready"));
-    REQUIRE(::kill(pid, SIGTERM) == 0);
-    CHECK(wait_exit_code(pid, 120) == 128 + SIGTERM);
-    // count_signals prints its counts when SIGTERM reaches it, and only then.
-    const bool stopped = wait_for_line(o, "SIGINT 0", 30);
-    CHECK(stopped);
-    if (!stopped) {
-        const pid_t background = std::atoi(read_text_file(pid_file).c_str());
-        if (background > 0) ::kill(background, SIGKILL);
-    }
-    for (const auto& p : {o, e, ready, pid_file}) std::remove(p.c_str());
 }
 
 TEST_CASE("hostile: a SIGTERM in max_rss's first moment is not lost, run after run", "[hostile][bench][signals]") {

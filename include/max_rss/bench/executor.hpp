@@ -16,8 +16,7 @@ namespace max_rss {
 // RunResult::peak.tree_bytes, whatever argv is: a shell running a command is
 // measured with it), posix_spawn for prepare commands. stdin is /dev/null; stdout and stderr are /dev/null
 // too unless show_output. While it exists, SIGINT, SIGTERM, SIGHUP and SIGQUIT
-// only mark max_rss as interrupted (trace() forwards them to the program; a
-// prepare command, in a process group of its own, gets them with its group).
+// only mark max_rss as interrupted (trace() forwards them to the program).
 //
 // With the ebpf backend, the kernel side is loaded once, when the executor is
 // made (a refusal, LaunchError, comes then, before anything runs), and every
