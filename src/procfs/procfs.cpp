@@ -349,8 +349,8 @@ std::optional<StatIdentity> parse_stat_identity(std::string_view text) {
     const auto start_ticks = number_at(22);
     if (!ppid || !start_ticks) return std::nullopt;
     StatIdentity identity{static_cast<pid_t>(*ppid), *start_ticks, {}};
-    const auto start_code = number_at(26), end_code = number_at(27), start_stack = number_at(28);
-    if (start_code && end_code && start_stack) identity.layout = {*start_code, *end_code, *start_stack};
+    const auto start_code = number_at(26), end_code = number_at(27);
+    if (start_code && end_code) identity.layout = {*start_code, *end_code};
     return identity;
 }
 

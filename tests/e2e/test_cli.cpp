@@ -529,4 +529,9 @@ TEST_CASE("backend option: sample gives no upper bound it cannot know and counts
     CHECK(tree_mib >= 100);
     CHECK(tree_mib <= 100 + 8);
     CHECK(sampled.err.find("at most") == std::string::npos);
+    // What makes the first check mean something: no sample read touch 100
+    // whole, so only wait4's figure can give the 100 MiB. (A slow machine can
+    // have a sample land on it; then this run shows nothing about the floor.)
+    if (report["peak"]["largest_process_bytes"].get<double>() / MiB >= 100)
+        WARN("a sample read touch 100 whole: the ru_maxrss floor was not needed in this run");
 }

@@ -100,18 +100,20 @@ std::optional<uint64_t> parse_kb_value(std::string_view value);
 // first field after the command, which is in parentheses and may itself hold
 // ") " (the last ')' ends it). nullopt for text that is not a stat line.
 std::optional<char> parse_stat_state(std::string_view text);
-// Where an exec laid out a process's image: its code's start and end and
-// its stack's start (stat fields 26-28). Each exec sets them anew (the stack
-// at a random place, with ASLR), and nothing else moves them but
-// prctl(PR_SET_MM), which needs CAP_SYS_RESOURCE: unlike the name (comm) or
-// argv, which a program may rewrite, a change says the process exec'd. All
-// 0 where they cannot be read (a zombie's address space is gone; a process
-// the reader may not ptrace-read).
+// Where an exec laid out a process's image: its code's start and end (stat
+// fields 26 and 27). Each exec sets them anew (at a random place, for a PIE
+// program with ASLR; elsewhere, the end differs between programs), and
+// nothing else moves them but prctl(PR_SET_MM), which needs
+// CAP_SYS_RESOURCE: unlike the name (comm) or argv, which a program may
+// rewrite, a change says the process exec'd. Not known (known() false): 0 0
+// for a zombie, whose address space is gone, or for a new image whose exec
+// has not set them yet; 1 1 for a process the reader may not ptrace-read.
+// (The stack's start, field 28, is set in two steps of an exec: read between
+// them, it would look like a second exec.)
 struct ImageLayout {
     uint64_t start_code = 0;
     uint64_t end_code = 0;
-    uint64_t start_stack = 0;
-    [[nodiscard]] bool known() const { return start_code != 0 || end_code != 0 || start_stack != 0; }
+    [[nodiscard]] bool known() const { return start_code > 1 && end_code > start_code; }
     bool operator==(const ImageLayout&) const = default;
 };
 // A process's parent (field 4 of /proc/<pid>/stat) and start time (field
@@ -121,7 +123,7 @@ struct ImageLayout {
 struct StatIdentity {
     pid_t ppid = 0;
     uint64_t start_ticks = 0;
-    ImageLayout layout;  // unknown (0) where the line stops before field 28
+    ImageLayout layout;  // not known where the line stops before field 27
 };
 // nullopt for text that is not a stat line.
 std::optional<StatIdentity> parse_stat_identity(std::string_view text);

@@ -72,6 +72,7 @@ private:
     std::optional<os::Launched> launched_;  // set when ptrace was refused after the fork
     pid_t root_pid_ = 0;
     uint64_t root_pre_exec_max_rss_bytes_ = 0;  // the copy of max_rss the root was until its exec
+    std::optional<uint64_t> root_start_ticks_;
     std::unordered_set<pid_t> parents_;  // processes seen with children of their own
     struct Known {
         // nullopt: its /proc/PID/stat could not be read (hidepid, no free
@@ -79,6 +80,7 @@ private:
         // pid stays its own until max_rss reaps it.
         std::optional<uint64_t> start_ticks;
         procfs::ImageLayout layout;  // when last read: another one means an exec
+        bool execed = false;         // an exec was seen: its ru_maxrss may be an earlier image's
     };
     std::unordered_map<pid_t, Known> known_;
 };
@@ -92,6 +94,9 @@ void SampleBackend::found(pid_t child, pid_t parent) {
     const auto identity = procfs::read_stat_identity(child);
     if (!identity && gone_error(errno)) return;
     if (identity && identity->ppid != (parent == 0 ? ::getpid() : parent)) return;
+    // An orphan that reparented to max_rss is the tree's only if it started
+    // after the root (bench runs other programs, whose orphans may come too).
+    if (parent == 0 && identity && root_start_ticks_ && identity->start_ticks < *root_start_ticks_) return;
     if (parent != 0) parents_.insert(parent);
     context_->recorder.process_adopted(child, parent, true);
     known_[child] = identity ? Known{identity->start_ticks, identity->layout} : Known{};
@@ -99,7 +104,8 @@ void SampleBackend::found(pid_t child, pid_t parent) {
 
 void SampleBackend::root_found() {
     const auto identity = procfs::read_stat_identity(root_pid_);
-    known_[root_pid_] = Known{std::nullopt, identity ? identity->layout : procfs::ImageLayout{}};
+    known_[root_pid_] = Known{std::nullopt, identity ? identity->layout : procfs::ImageLayout{}, false};
+    if (identity) root_start_ticks_ = identity->start_ticks;
 }
 
 SampleBackend::Look SampleBackend::look(pid_t pid) {
@@ -113,6 +119,7 @@ SampleBackend::Look SampleBackend::look(pid_t pid) {
     if (!identity->layout.known()) return Look::Same;  // a zombie, or not max_rss's to read
     const bool execed = known.layout.known() && identity->layout != known.layout;
     known.layout = identity->layout;
+    known.execed = known.execed || execed;
     return execed ? Look::Execed : Look::Same;
 }
 
@@ -139,6 +146,10 @@ void SampleBackend::signal(pid_t pid, int sig) const {
 // before its exec: only a figure above that copy's is the program's.
 bool SampleBackend::ru_maxrss_is_its_own(pid_t pid, OptionalBytes ru_maxrss) const {
     if (!ru_maxrss || parents_.count(pid)) return false;
+    // After an exec seen by sampling, it may be an earlier image's, whose
+    // last moments no sample read: it is not the last image's (it still
+    // raises the tree's floor, reaped_max_rss).
+    if (const auto known = known_.find(pid); known != known_.end() && known->second.execed) return false;
     return is_the_programs(pid, *ru_maxrss);
 }
 
@@ -210,9 +221,13 @@ void SampleBackend::run(RunContext& context) {
         // Sampling misses a process's last moments; wait4's figure covers them.
         const OptionalBytes ru_maxrss = ru_maxrss_bytes(w.usage);
         recorder.task_reaped(w.pid, w.status.exit_status(), ru_maxrss, ru_maxrss_is_its_own(w.pid, ru_maxrss));
-        if (ru_maxrss && is_the_programs(w.pid, *ru_maxrss)) recorder.reaped_max_rss(*ru_maxrss);
+        // Only a process found as the tree's: one never found may be
+        // another program's orphan.
+        if (ru_maxrss && known_.count(w.pid) && is_the_programs(w.pid, *ru_maxrss)) recorder.reaped_max_rss(*ru_maxrss);
         known_.erase(w.pid);
     }
+    // bench runs other programs in this process: their orphans are not ours.
+    ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 }
 
 void SampleBackend::poll() {
