@@ -3,6 +3,7 @@
 #include <max_rss/bench/significance.hpp>
 
 #include <max_rss/report/json_text.hpp>
+#include <max_rss/report/labels.hpp>
 #include <max_rss/util/size.hpp>
 #include <max_rss/os/standard_fds.hpp>
 
@@ -218,7 +219,7 @@ std::string format_compare_table(const CompareResult& result) {
         };
         std::vector<Cells> table = {{"Command", "Before", "After", "Change", "Δ", "p", ""}};
         for (const CompareRow& row : result.rows) {
-            table.push_back({row.label, format_bytes(row.before_bytes), format_bytes(row.after_bytes),
+            table.push_back({one_line(row.label), format_bytes(row.before_bytes), format_bytes(row.after_bytes),
                              format_change(row.change), format_delta_bytes(row.delta_bytes),
                              format_p_value(row.p_value),
                              row.verdict == Verdict::Unchanged ? "" : verdict_name(row.verdict)});
@@ -240,9 +241,9 @@ std::string format_compare_table(const CompareResult& result) {
     }
     out += format_compare_verdict(result) + "\n";
     for (const std::string& label : result.only_in_base) {
-        out += fmt::format("Missing from NEW{}: {}\n", result.settings.allow_missing ? " (allowed)" : "", label);
+        out += fmt::format("Missing from NEW{}: {}\n", result.settings.allow_missing ? " (allowed)" : "", one_line(label));
     }
-    for (const std::string& label : result.only_in_new) out += fmt::format("Only in NEW: {}\n", label);
+    for (const std::string& label : result.only_in_new) out += fmt::format("Only in NEW: {}\n", one_line(label));
     return out;
 }
 

@@ -550,6 +550,23 @@ TEST_CASE("outputs: the program inherits SIGPIPE's disposition as max_rss got it
 // ---------------------------------------------------------------------------
 // 7. compare reads bounded input and only what it understands.
 
+TEST_CASE("outputs: compare's table shows a command's control characters as '?'", "[outputs][compare_cli]") {
+    // The table goes to a terminal; the labels are the commands as run.
+    TempDir dir;
+    const std::vector<std::string> command{"/bin/sh", "-c", "true", "\x1b[31mred"};
+    std::vector<std::string> base{"-q", "-o", dir / "a.json", "--"}, after{"-q", "-o", dir / "b.json", "--"};
+    base.insert(base.end(), command.begin(), command.end());
+    after.insert(after.end(), command.begin(), command.end());
+    REQUIRE(run_max_rss(base).exit_code == 0);
+    REQUIRE(run_max_rss(after).exit_code == 0);
+    const Output out = run_max_rss({"compare", dir / "a.json", dir / "b.json"});
+    INFO(out.out << out.err);
+    CHECK(out.exit_code == 0);
+    CHECK(contains(out.out, "?[31mred"));
+    CHECK(out.out.find('\x1b') == std::string::npos);
+    CHECK(out.err.find('\x1b') == std::string::npos);
+}
+
 TEST_CASE("outputs: compare refuses unknown schema versions", "[outputs][compare_cli]") {
     TempDir dir;
     std::ofstream(dir / "v2.json")
