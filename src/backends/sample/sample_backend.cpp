@@ -58,6 +58,10 @@ private:
     void poll();
     // What one read of a live process's /proc/PID/stat says of it.
     enum class Look { Same, Gone, Execed };
+    // Gone (its pid is nobody's or another process's now) or Same, with the
+    // layout read (not known where the line could not be read).
+    Look check(pid_t pid, procfs::ImageLayout& layout) const;
+    // check(), and whether it exec'd since the last look.
     Look look(pid_t pid);
     bool ru_maxrss_is_its_own(pid_t pid, OptionalBytes ru_maxrss) const;
     bool is_the_programs(pid_t pid, uint64_t ru_maxrss_bytes) const;
@@ -108,30 +112,35 @@ void SampleBackend::root_found() {
     if (identity) root_start_ticks_ = identity->start_ticks;
 }
 
-SampleBackend::Look SampleBackend::look(pid_t pid) {
-    Known& known = known_[pid];
+SampleBackend::Look SampleBackend::check(pid_t pid, procfs::ImageLayout& layout) const {
+    const auto found = known_.find(pid);
+    const Known* known = found != known_.end() ? &found->second : nullptr;
+    const bool by_start = known && known->start_ticks.has_value();
     const auto identity = procfs::read_stat_identity(pid);
     if (!identity) {
-        if (known.start_ticks && gone_error(errno)) return Look::Gone;
+        if (by_start && gone_error(errno)) return Look::Gone;
         return ::kill(pid, 0) == 0 || errno != ESRCH ? Look::Same : Look::Gone;
     }
-    if (known.start_ticks && identity->start_ticks != *known.start_ticks) return Look::Gone;
-    if (!identity->layout.known()) return Look::Same;  // a zombie, or not max_rss's to read
-    const bool execed = known.layout.known() && identity->layout != known.layout;
-    known.layout = identity->layout;
+    if (by_start && identity->start_ticks != *known->start_ticks) return Look::Gone;
+    layout = identity->layout;
+    return Look::Same;
+}
+
+SampleBackend::Look SampleBackend::look(pid_t pid) {
+    procfs::ImageLayout layout;
+    if (check(pid, layout) == Look::Gone) return Look::Gone;
+    if (!layout.known()) return Look::Same;  // a zombie, or not max_rss's to read
+    Known& known = known_[pid];
+    const bool execed = known.layout.known() && layout != known.layout;
+    known.layout = layout;
     known.execed = known.execed || execed;
     return execed ? Look::Execed : Look::Same;
 }
 
 // The root is max_rss's child: its pid stays its own until max_rss reaps it.
 bool SampleBackend::still_there(pid_t pid) const {
-    const auto known = known_.find(pid);
-    if (known != known_.end() && known->second.start_ticks) {
-        const auto identity = procfs::read_stat_identity(pid);
-        if (identity) return identity->start_ticks == *known->second.start_ticks;
-        if (gone_error(errno)) return false;
-    }
-    return ::kill(pid, 0) == 0 || errno != ESRCH;
+    procfs::ImageLayout unused;
+    return check(pid, unused) != Look::Gone;
 }
 
 // A live process of the table may have ended since the last sample, and its
